@@ -1,0 +1,1 @@
+"""GNN learners (torch, in the gnn extra); torch is imported lazily."""

@@ -1,0 +1,1 @@
+"""ILP learners on clingo (ilasp, aspal, reference) and the symbolic evaluator."""

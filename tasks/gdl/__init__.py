@@ -1,0 +1,1 @@
+"""GDL: KIF parser, semantics checks, clingo grounding, the compiled engine, random playouts."""

@@ -1,0 +1,211 @@
+"""The in-memory learning task every learner iterates over.
+
+A *task* is one (game, target) pair of the IGGP benchmark (or a GraphLog world expressed the same
+way): a set of examples (B, E+, E-), each a background B and the target atoms that hold in it.
+E- is closed-world: every *candidate* target atom that is not a positive.
+
+Atoms are flattened ground atoms in the dataset's text convention, e.g. ``true_cell(1, 2, x)``,
+``legal(black, noop)`` or ``terminal()``. They are interned once per task into two vocabularies:
+
+* ``background_atoms``: every atom that occurs in some background (and the statics), and
+* ``target_atoms``: the candidate target atoms (the ``atoms:`` section of the dataset).
+
+Each split stores its examples as two boolean CSR matrices over those vocabularies, which is what
+makes KNN a sparse product and rule coverage a vectorised join instead of loops over string sets.
+Statics (atoms true in every state) are kept once per task and are *not* repeated in the rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+TARGETS = ("goal", "legal", "next", "terminal")
+SPLITS = ("train", "validate", "test")
+
+_ATOM = re.compile(r"^\s*([A-Za-z0-9_][\w\-+.]*)\s*(?:\((.*)\))?\s*$")
+
+
+def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:
+    """Split a flattened atom ``p(a, b)`` into ``("p", ("a", "b"))``; ``terminal()`` gives ``("terminal", ())``.
+
+    Flattened IGGP atoms have only constant arguments, so a split on commas is exact.
+    """
+    m = _ATOM.match(text)
+    if not m:
+        raise ValueError(f"not a flattened ground atom: {text!r}")
+    name, args = m.group(1), m.group(2)
+    if args is None or not args.strip():
+        return name, ()
+    return name, tuple(a.strip() for a in args.split(","))
+
+
+def format_atom(name: str, args: Sequence[str]) -> str:
+    """Inverse of :func:`parse_atom`, in the dataset's spelling (``p(a, b)``, ``terminal()``)."""
+    return f"{name}({', '.join(args)})"
+
+
+def predicate_of(atom: str) -> str:
+    """The flattened predicate name of an atom: ``next_cell(1, 2, x)`` -> ``next_cell``."""
+    i = atom.find("(")
+    return atom if i < 0 else atom[:i].strip()
+
+
+@dataclass
+class Vocabulary:
+    """Interned atom strings: id <-> text. Ids are dense and stable in insertion order."""
+
+    names: list[str] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> Vocabulary:
+        v = cls()
+        for n in names:
+            v.add(n)
+        return v
+
+    def add(self, name: str) -> int:
+        i = self.index.get(name)
+        if i is None:
+            i = self.index[name] = len(self.names)
+            self.names.append(name)
+        return i
+
+    def ids(self, names: Iterable[str]) -> np.ndarray:
+        """Ids of names that must already be present (KeyError names the atom otherwise)."""
+        return np.fromiter((self.index[n] for n in names), dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.index
+
+    def __getitem__(self, i: int) -> str:
+        return self.names[i]
+
+
+def bool_csr(rows: Sequence[Sequence[int]] | Sequence[np.ndarray], n_cols: int) -> sp.csr_matrix:
+    """Build a boolean CSR matrix from per-row column-id lists (duplicates collapse)."""
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    cols: list[np.ndarray] = []
+    for i, r in enumerate(rows):
+        c = np.unique(np.asarray(r, dtype=np.int64))
+        cols.append(c)
+        indptr[i + 1] = indptr[i] + len(c)
+    indices = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    data = np.ones(len(indices), dtype=bool)
+    m = sp.csr_matrix((data, indices, indptr), shape=(len(rows), n_cols))
+    m.has_sorted_indices = True
+    return m
+
+
+@dataclass
+class Split:
+    """The examples of one split: row i is example i (background B_i, positives E+_i).
+
+    ``background`` is (n_examples x |background_atoms|) and ``positives`` is
+    (n_examples x |target_atoms|), both boolean CSR. ``candidates`` are the target-atom ids listed
+    under ``atoms:`` for this split, i.e. the atoms that are scored (E- = candidates - E+).
+    Row order is file order, which is what "ties broken by training-file order" refers to.
+    """
+
+    name: str
+    background: sp.csr_matrix
+    positives: sp.csr_matrix
+    candidates: np.ndarray
+
+    @property
+    def n_examples(self) -> int:
+        return self.background.shape[0]
+
+    def background_of(self, i: int) -> np.ndarray:
+        b = self.background
+        return b.indices[b.indptr[i] : b.indptr[i + 1]]
+
+    def positives_of(self, i: int) -> np.ndarray:
+        p = self.positives
+        return p.indices[p.indptr[i] : p.indptr[i + 1]]
+
+
+@dataclass
+class Task:
+    """One learning task: a (game, target) with its vocabularies, statics and splits.
+
+    ``predicates`` are the flattened sub-predicates of the target (``next_cell``, ``next_control``)
+    in a stable order; ``predicate_columns(p)`` gives their target-atom ids. A split may be absent
+    (the published ``ttcc4_legal_train.dat`` is missing); ``missing`` records why, by split name.
+    ``signature`` is the game's type signature (``tasks.signature.Signature``) where one is known.
+    ``source`` says where the task came from (a dataset path, ``bundled``, ``graphlog:...``).
+    """
+
+    game: str
+    target: str
+    background_atoms: Vocabulary
+    target_atoms: Vocabulary
+    statics: np.ndarray
+    splits: dict[str, Split]
+    signature: object | None = None
+    source: str = ""
+    missing: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.game}_{self.target}"
+
+    @property
+    def predicates(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for a in self.target_atoms.names:
+            seen.setdefault(predicate_of(a), None)
+        return list(seen)
+
+    def predicate_ids(self) -> np.ndarray:
+        """For every target atom, the index of its predicate in ``self.predicates``."""
+        preds = {p: i for i, p in enumerate(self.predicates)}
+        return np.fromiter((preds[predicate_of(a)] for a in self.target_atoms.names), dtype=np.int64)
+
+    def predicate_columns(self, predicate: str) -> np.ndarray:
+        return np.flatnonzero(self.predicate_ids() == self.predicates.index(predicate))
+
+    def split(self, name: str) -> Split:
+        """The named split; a clear KeyError says why when it is missing."""
+        if name not in self.splits:
+            why = self.missing.get(name, "not loaded")
+            raise KeyError(f"task {self.name} has no {name} split: {why}")
+        return self.splits[name]
+
+    def for_predicate(self, predicate: str) -> Task:
+        """The same task restricted to one flattened target predicate (one orchestrator job).
+
+        The background vocabulary is shared (not copied); target columns are re-indexed.
+        """
+        if predicate not in self.predicates:
+            raise KeyError(f"task {self.name} has no predicate {predicate!r}; it has {self.predicates}")
+        cols = self.predicate_columns(predicate)
+        remap = np.full(len(self.target_atoms), -1, dtype=np.int64)
+        remap[cols] = np.arange(len(cols))
+        target = Vocabulary.of(self.target_atoms.names[c] for c in cols)
+        splits = {}
+        for name, s in self.splits.items():
+            cand = remap[s.candidates]
+            splits[name] = Split(name, s.background, s.positives[:, cols].tocsr(), cand[cand >= 0])
+        return Task(
+            self.game, self.target, self.background_atoms, target, self.statics, splits,
+            self.signature, self.source, dict(self.missing),
+        )
+
+    def static_atoms(self) -> list[str]:
+        return [self.background_atoms.names[i] for i in self.statics]
+
+    def describe(self) -> str:
+        parts = [f"{s}={self.splits[s].n_examples}" for s in SPLITS if s in self.splits]
+        return (
+            f"{self.name}: {len(self.predicates)} predicates, {len(self.target_atoms)} target atoms, "
+            f"{len(self.background_atoms)} background atoms, {len(self.statics)} statics; " + ", ".join(parts)
+        )

@@ -1,0 +1,34 @@
+"""Shared fixtures. The published IGGP data is read from ../shared, unpacked into a cache dir.
+
+It is never copied into the project: ``iggp_dir`` unpacks ``../shared/iggp`` (idempotent, ~1 s)
+into ``$ORCH_CACHE`` (default ``~/.cache/orch``) and tests read it from there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ORCH_SHARED", ROOT.parent / "shared"))
+
+
+def unpack_iggp() -> Path | None:
+    unpack = SHARED / "iggp" / "unpack"
+    if not unpack.exists():
+        return None
+    dest = Path(os.environ.get("ORCH_CACHE", Path.home() / ".cache" / "orch")) / "iggp"
+    subprocess.run([str(unpack), str(dest)], check=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def iggp_dir() -> Path:
+    """The published IGGP dataset (40 games) in its original layout."""
+    d = unpack_iggp()
+    if d is None:
+        pytest.skip("../shared/iggp is not beside the project")
+    return d
