@@ -15,6 +15,7 @@ _LEARNER_MODULES = (
     "learners.knn",
     "learners.ilp",
     "learners.gnn",
+    "learners.testing",
 )
 
 for _m in _LEARNER_MODULES:

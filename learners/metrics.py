@@ -105,3 +105,16 @@ def count(task: Task, split: Split, predictions: np.ndarray | sp.spmatrix) -> di
         fp, fn = pp[i] - tp[i], lp[i] - tp[i]
         out[name] = Counts(int(tp[i]), int(fp), int(cells[i] - tp[i] - fp - fn), int(fn))
     return out
+
+
+def evaluate(model, task: Task, splits: Iterable[str] = ("validate", "test")) -> dict[str, dict[str, Counts]]:
+    """Score ``model`` on each named split of ``task`` that exists: {split: {predicate: Counts}}.
+
+    A missing split (e.g. a published file that is absent) is skipped; ``task.missing`` says why.
+    """
+    out: dict[str, dict[str, Counts]] = {}
+    for name in splits:
+        if name in task.splits:
+            split = task.splits[name]
+            out[name] = count(task, split, model.predict(task, split))
+    return out

@@ -1,0 +1,1 @@
+"""Placeholder: the aspal learner (ILP issue)."""

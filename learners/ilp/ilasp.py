@@ -1,0 +1,1 @@
+"""Placeholder: the ilasp learner (ILP issue)."""

@@ -1,0 +1,1 @@
+"""Placeholder: the reference learner (ILP issue)."""

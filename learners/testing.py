@@ -1,0 +1,118 @@
+"""Test learners: each one misbehaves in one specific way, so the orchestrator can be tested for real.
+
+They exist to exercise budgets, failure capture and retries with real processes (no mocks):
+
+* ``noop``            returns a model that predicts nothing, at once (the orchestration-overhead probe);
+* ``sleep<S>``        reports the noop model, then sleeps S seconds inside ``time.sleep`` (a C call);
+* ``stuck``           reports the noop model, blocks SIGINT/SIGTERM and runs an endless clingo solve:
+                      only SIGKILL stops it (a budget must be enforced from outside);
+* ``crash``           raises, so the job ends with ``status=error`` and a traceback;
+* ``oom``             allocates memory until the per-job cap stops it (refuses to run without a cap);
+* ``die``             reports the noop model, then SIGKILLs its own process (a dying worker).
+
+None of these is a rule learner; ``orch learners list`` describes them as test learners.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from learners.base import Budget, Report, ignore_report, register
+from tasks.task import Split, Task
+
+
+class NothingModel:
+    """Predicts no target atom in any example (all negatives)."""
+
+    def predict(self, task: Task, split: Split) -> sp.csr_matrix:
+        return sp.csr_matrix((split.n_examples, len(task.target_atoms)), dtype=bool)
+
+    def describe(self) -> str:
+        return "predicts nothing (test learner)"
+
+    def rules(self) -> str | None:
+        return None
+
+
+class _TestLearner:
+    name = "test"
+
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        raise NotImplementedError
+
+
+@register("noop", description="Test learner: returns a model that predicts nothing, instantly.")
+class NoopLearner(_TestLearner):
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        return NothingModel()
+
+
+@register(
+    r"sleep(?P<seconds>\d+(?:\.\d+)?)",
+    description="Test learner: reports a model, then sleeps S seconds in time.sleep (a C call).",
+    params="seconds: how long to sleep",
+    example="sleep2",
+)
+class SleepLearner(_TestLearner):
+    def __init__(self, seconds: str) -> None:
+        self.seconds = float(seconds)
+
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        model = NothingModel()
+        report(model)
+        time.sleep(self.seconds)
+        return model
+
+
+# Pigeonhole: 40 pigeons in 39 holes is unsatisfiable and exponential for CDCL solvers.
+_PIGEONHOLE = """
+pigeon(1..40). hole(1..39).
+1 { in(P, H) : hole(H) } 1 :- pigeon(P).
+:- in(P, H), in(Q, H), P < Q.
+"""
+
+
+@register("stuck", description="Test learner: reports a model, then an endless clingo solve that ignores SIGTERM.")
+class StuckLearner(_TestLearner):
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        import clingo
+
+        model = NothingModel()
+        report(model)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        ctl = clingo.Control(["--models=0"])
+        ctl.add("base", [], _PIGEONHOLE)
+        ctl.ground([("base", [])])
+        ctl.solve()
+        return model
+
+
+@register("crash", description="Test learner: raises an exception (status=error with a traceback).")
+class CrashLearner(_TestLearner):
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        raise RuntimeError(f"crash test learner: deliberate failure on {task.name}")
+
+
+@register("oom", description="Test learner: allocates memory until the per-job memory cap stops it.")
+class OomLearner(_TestLearner):
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            raise RuntimeError("oom test learner refuses to run without a memory cap (--memory-per-job)")
+        hoard = []
+        while True:  # 256 MiB at a time, touched so that it is really resident
+            hoard.append(np.ones(1 << 25, dtype=np.float64))
+
+
+@register("die", description="Test learner: reports a model, then SIGKILLs its own process (a dying worker).")
+class DieLearner(_TestLearner):
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        report(NothingModel())
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable: the process was killed")

@@ -1,0 +1,185 @@
+"""A sweep is games x learners x predicates (x repeats): a flat list of jobs, each with a stable id.
+
+Why a deterministic id: resume, dedup and analysis all key on it. The id is a hash of exactly what
+determines a result, namely the game, the target and flattened predicate, the learner's name and
+parameters, a fingerprint of the dataset *content* (not its path, so moving the data keeps ids and
+changing one .dat file changes them), the seed, the repeat index and the budget. Run the same
+command twice and the second run finds every id already stored.
+
+Names are validated here, before Ray starts: an unknown learner lists the known ones, an unknown
+game suggests close matches.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from learners.base import UnknownLearner, learner_params, spec_for
+from tasks.sources import TaskSource
+
+
+class SweepError(ValueError):
+    """A sweep cannot be built: an unknown name, a malformed option."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One learner on one flattened predicate of one game, with one seed, repeat and budget."""
+
+    job_id: str
+    dataset: str
+    dataset_fingerprint: str
+    game: str
+    target: str
+    predicate: str
+    learner: str
+    params: str
+    seed: int
+    repeat: int
+    budget_s: float
+
+    @property
+    def task_key(self) -> tuple[str, str, str]:
+        """Jobs with the same key share one loaded task (the actor's cache key)."""
+        return (self.dataset, self.game, self.target)
+
+    def as_row(self) -> dict:
+        return asdict(self)
+
+    def label(self) -> str:
+        return f"{self.game}/{self.predicate} {self.learner}" + (f" r{self.repeat}" if self.repeat else "")
+
+
+def job_id(
+    *,
+    game: str,
+    target: str,
+    predicate: str,
+    learner: str,
+    params: str,
+    dataset_fingerprint: str,
+    seed: int,
+    repeat: int,
+    budget_s: float,
+) -> str:
+    """A 16-hex-digit content hash of everything that determines a job's result."""
+    key = json.dumps(
+        [game, target, predicate, learner, params, dataset_fingerprint, int(seed), int(repeat), float(budget_s)],
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str) -> float:
+    """``"30m"`` -> 1800.0; a bare number is seconds. Units: ms, s, m, h, d."""
+    m = _DURATION.match(str(text))
+    if not m:
+        raise SweepError(f"not a duration: {text!r} (examples: 30m, 90s, 1.5h, 2)")
+    return float(m.group(1)) * _UNIT_SECONDS[m.group(2) or "s"]
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
+
+
+def parse_bytes(text: str) -> int:
+    """``"4GiB"`` -> 4294967296; ``"500MB"`` -> 500000000; a bare number is bytes."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise SweepError(f"not a memory size: {text!r} (examples: 4GiB, 512MiB, 2G)")
+    unit = (m.group(2) or "B").upper()
+    power = " KMGT".index(unit[0]) if unit[0] in "KMGT" else 0
+    base = 1000 if unit.endswith("B") and "I" not in unit and power else 1024
+    return int(float(m.group(1)) * base**power)
+
+
+def split_names(text: str | None) -> list[str]:
+    """A comma-separated CLI list, order kept, blanks and duplicates dropped."""
+    if not text:
+        return []
+    return list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+
+
+def validate_learners(names: Sequence[str]) -> dict[str, str]:
+    """Every learner name must resolve in the registry; returns {name: params as JSON}."""
+    if not names:
+        raise SweepError("no learners given (--learners a,b)")
+    out = {}
+    for name in names:
+        try:
+            spec_for(name)
+        except UnknownLearner as e:
+            raise SweepError(str(e)) from None
+        out[name] = json.dumps(learner_params(name), sort_keys=True)
+    return out
+
+
+def validate_games(source: TaskSource, games: Sequence[str] | None) -> list[str]:
+    """The requested games (None: all of them), each checked against the source with suggestions."""
+    known = source.games()
+    if games is None:
+        return list(known)
+    if not games:
+        raise SweepError("no games given (--games a,b or --all-games)")
+    for g in games:
+        if g not in known:
+            close = difflib.get_close_matches(g, known, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else f"; known games: {', '.join(known)}"
+            raise SweepError(f"unknown game {g!r} in {source.root}{hint}")
+    return list(games)
+
+
+def build_jobs(
+    source: TaskSource,
+    dataset: str,
+    games: Sequence[str] | None,
+    learners: Sequence[str],
+    *,
+    targets: Sequence[str] | None = None,
+    seed: int = 0,
+    repeats: int = 1,
+    budget_s: float = 1800.0,
+) -> list[Job]:
+    """Every job of the sweep, in a stable order (game, target, predicate, learner, repeat)."""
+    params = validate_learners(learners)
+    chosen = validate_games(source, games)
+    if repeats < 1:
+        raise SweepError(f"--repeats must be at least 1, not {repeats}")
+    if budget_s <= 0:
+        raise SweepError(f"--budget must be positive, not {budget_s}s")
+    jobs = []
+    for game in chosen:
+        fingerprint = source.fingerprint(game)
+        game_targets = source.targets(game)
+        for target in targets or game_targets:
+            if target not in game_targets:
+                continue  # --targets narrows; a game without that target simply has no such jobs
+            for predicate in source.predicates(game, target):
+                for learner in learners:
+                    for repeat in range(repeats):
+                        ident = job_id(
+                            game=game, target=target, predicate=predicate, learner=learner,
+                            params=params[learner], dataset_fingerprint=fingerprint, seed=seed,
+                            repeat=repeat, budget_s=budget_s,
+                        )  # fmt: skip
+                        jobs.append(
+                            Job(ident, dataset, fingerprint, game, target, predicate, learner,
+                                params[learner], seed, repeat, float(budget_s))
+                        )  # fmt: skip
+    if not jobs:
+        raise SweepError(f"the sweep is empty (games={list(chosen)}, targets={list(targets or [])})")
+    return jobs
+
+
+def sweep_name(jobs: Sequence[Job]) -> str:
+    """A default sweep name that is the same every time the same command is run."""
+    digest = hashlib.sha256("\n".join(sorted(j.job_id for j in jobs)).encode()).hexdigest()[:10]
+    return f"sweep-{digest}"

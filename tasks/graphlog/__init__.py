@@ -1,0 +1,1 @@
+"""GraphLog: the world generator, the released jsonl reader, Parquet storage (GraphLog issue)."""

@@ -1,0 +1,272 @@
+"""The published IGGP dataset layout: ``.dat`` files, the lazy :class:`Dataset`, and task loading.
+
+Layout (taken exactly as published)::
+
+    ROOT/data/{train,validate,test}/GAME_TARGET_SPLIT.dat
+    ROOT/types/GAME.typ
+    ROOT/games/GAME.txt            (GDL, where the game has it)
+
+A ``.dat`` file is a sequence of sections separated by ``---`` lines: ``atoms:`` (the candidate
+target atoms), ``statics:`` (background atoms true in every state), then pairs of
+``background:`` and ``positives:``. Each atom sits on its own tab-indented line. For example i,
+B_i = statics + background_i, E+_i = positives_i and E-_i = atoms - positives_i.
+
+:func:`write_dat` writes the published byte layout, so reading and writing back is lossless.
+Tasks load lazily, one (game, target) at a time, because the whole dataset is 250 MB of text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tasks.signature import Signature, parse_typ
+from tasks.task import SPLITS, TARGETS, Split, Task, Vocabulary, bool_csr
+
+SEPARATOR = "\n---\n"
+_FILE = re.compile(r"^(?P<game>.+)_(?P<target>goal|legal|next|terminal)_(?P<split>train|validate|test)\.dat$")
+
+
+class DatError(ValueError):
+    """A missing, truncated or malformed ``.dat`` file; the message names the file (and line)."""
+
+
+class UnknownGame(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass
+class DatFile:
+    """The content of one ``.dat`` file, as atom strings in file order."""
+
+    atoms: list[str]
+    statics: list[str]
+    examples: list[tuple[list[str], list[str]]] = field(default_factory=list)
+
+
+def _section_lines(text: str, start: int, end: int) -> tuple[str, list[str]]:
+    """Header and stripped atom lines of ``text[start:end]``."""
+    body = text[start:end].strip("\n")
+    header, _, rest = body.partition("\n")
+    return header.strip(), [a.strip() for a in rest.split("\n") if a.strip()]
+
+
+def read_dat(path: str | Path) -> DatFile:
+    """Parse a ``.dat`` file. Errors name the file and the line of the offending section."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError as e:
+        raise DatError(f"{path}: file not found") from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise DatError(f"{path}: cannot read: {e}") from e
+    if not text.rstrip("\n").endswith("---"):
+        raise DatError(f"{path}: truncated (the file does not end with a '---' separator)")
+    if not text.endswith("\n"):
+        text += "\n"  # some published files end with "---" and no newline
+
+    def line_of(offset: int) -> int:
+        return text.count("\n", 0, offset) + 1
+
+    bounds, pos = [], 0
+    while True:
+        nxt = text.find(SEPARATOR, pos)
+        if nxt < 0:
+            break
+        bounds.append((pos, nxt))
+        pos = nxt + len(SEPARATOR)
+    sections = [(s, *_section_lines(text, s, e)) for s, e in bounds]
+    expect = ["atoms:", "statics:"]
+    for i, (offset, header, _) in enumerate(sections):
+        want = expect[i] if i < 2 else ("background:", "positives:")[i % 2]
+        if header != want:
+            raise DatError(f"{path}:{line_of(offset)}: expected section {want!r}, found {header!r}")
+    if len(sections) < 2:
+        raise DatError(f"{path}: truncated (no atoms/statics sections)")
+    if len(sections) % 2:
+        raise DatError(f"{path}:{line_of(sections[-1][0])}: truncated (a background without its positives)")
+    examples = [(sections[i][2], sections[i + 1][2]) for i in range(2, len(sections), 2)]
+    return DatFile(sections[0][2], sections[1][2], examples)
+
+
+def _section(header: str, atoms: list[str]) -> str:
+    return header + ":\n" + "".join(f"\t{a}\n" for a in atoms) + "\n---\n\n"
+
+
+def write_dat(path: str | Path, dat: DatFile) -> None:
+    """Write ``dat`` in the published byte layout, atomically (temp file, then rename)."""
+    path = Path(path)
+    parts = [_section("atoms", dat.atoms), _section("statics", dat.statics)]
+    for background, positives in dat.examples:
+        parts.append(_section("background", background))
+        parts.append(_section("positives", positives))
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("".join(parts))
+    tmp.replace(path)
+
+
+class Dataset:
+    """A task source over a directory in the published IGGP layout (see the module docstring)."""
+
+    def __init__(self, root: str | Path):
+        self.path = Path(root).expanduser().resolve()
+        self.root = str(self.path)
+        if not (self.path / "data").is_dir():
+            raise DatError(f"{self.path}: not an IGGP dataset (no data/ directory)")
+        self._files: dict[tuple[str, str], dict[str, Path]] = {}
+        for split in SPLITS:
+            d = self.path / "data" / split
+            if not d.is_dir():
+                continue
+            for f in d.iterdir():
+                m = _FILE.match(f.name)
+                if m and m["split"] == split:
+                    self._files.setdefault((m["game"], m["target"]), {})[split] = f
+        self._fingerprints: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"Dataset({self.root!r})"
+
+    # -- listing ---------------------------------------------------------------------------------
+    def games(self) -> list[str]:
+        return sorted({g for g, _ in self._files})
+
+    def check_game(self, game: str) -> None:
+        """Raise :class:`UnknownGame` with close matches when ``game`` is not in the dataset."""
+        if game not in {g for g, _ in self._files}:
+            close = difflib.get_close_matches(game, self.games(), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UnknownGame(f"no game {game!r} in {self.root}{hint}")
+
+    def targets(self, game: str) -> list[str]:
+        self.check_game(game)
+        return [t for t in TARGETS if (game, t) in self._files]
+
+    def files(self, game: str, target: str) -> dict[str, Path]:
+        """The split files that exist for (game, target), by split name."""
+        self.check_game(game)
+        return dict(self._files.get((game, target), {}))
+
+    def missing_files(self, game: str, target: str) -> dict[str, Path]:
+        """Expected split files that are absent (e.g. the published ``ttcc4_legal_train.dat``)."""
+        have = self.files(game, target)
+        return {s: self.path / "data" / s / f"{game}_{target}_{s}.dat" for s in SPLITS if s not in have}
+
+    def predicates(self, game: str, target: str) -> list[str]:
+        """Flattened target predicates, read from the ``atoms:`` section of one split file."""
+        files = self.files(game, target)
+        if not files:
+            raise DatError(f"no data files for {game}_{target} in {self.root}")
+        path = files.get("test") or next(iter(files.values()))
+        with open(path) as fh:
+            head = []
+            for line in fh:
+                if line.startswith("---"):
+                    break
+                head.append(line)
+        preds: dict[str, None] = {}
+        for line in head[1:]:
+            a = line.strip()
+            if a:
+                preds.setdefault(a[: a.find("(")] if "(" in a else a, None)
+        return list(preds)
+
+    def game_file(self, game: str) -> Path | None:
+        p = self.path / "games" / f"{game}.txt"
+        return p if p.exists() else None
+
+    def types_file(self, game: str) -> Path | None:
+        p = self.path / "types" / f"{game}.typ"
+        return p if p.exists() else None
+
+    def signature(self, game: str) -> Signature | None:
+        p = self.types_file(game)
+        return parse_typ(p) if p else None
+
+    def fingerprint(self, game: str) -> str:
+        """A content hash of every data file of ``game`` plus its ``.typ`` and GDL files."""
+        if game not in self._fingerprints:
+            self.check_game(game)
+            h = hashlib.blake2b(digest_size=16)
+            paths = sorted(p for (g, _), fs in self._files.items() if g == game for p in fs.values())
+            paths += [p for p in (self.types_file(game), self.game_file(game)) if p]
+            for p in paths:
+                h.update(p.name.encode() + b"\0")
+                h.update(p.read_bytes())
+            self._fingerprints[game] = h.hexdigest()
+        return self._fingerprints[game]
+
+    # -- loading ---------------------------------------------------------------------------------
+    def read(self, game: str, target: str, split: str) -> DatFile:
+        path = self.files(game, target).get(split)
+        if path is None:
+            raise DatError(f"{self.missing_files(game, target)[split]}: file not found")
+        return read_dat(path)
+
+    def load_task(self, game: str, target: str, splits: tuple[str, ...] = SPLITS) -> Task:
+        """Load one task. Absent split files are recorded in ``Task.missing``, not fatal."""
+        if target not in TARGETS:
+            raise KeyError(f"unknown target {target!r}; targets are {', '.join(TARGETS)}")
+        if target not in self.targets(game):
+            raise DatError(f"no data files for {game}_{target} in {self.root}")
+        dats: dict[str, DatFile] = {}
+        missing = {}
+        for split in splits:
+            try:
+                dats[split] = self.read(game, target, split)
+            except DatError as e:
+                if "file not found" not in str(e):
+                    raise
+                missing[split] = str(e)
+        sig_path = self.types_file(game)
+        task = task_from_dats(game, target, dats, signature=parse_typ(sig_path) if sig_path else None,
+                              source=self.root)
+        task.missing.update(missing)
+        return task
+
+
+def task_from_dats(
+    game: str,
+    target: str,
+    dats: dict[str, DatFile],
+    signature: Signature | None = None,
+    source: str = "",
+) -> Task:
+    """Intern the atoms of several splits' files into one :class:`Task`."""
+    targets = Vocabulary()
+    background = Vocabulary()
+    for dat in dats.values():
+        for a in dat.atoms:
+            targets.add(a)
+        for a in dat.statics:
+            background.add(a)
+    statics = np.arange(len(background), dtype=np.int64)
+    rows: dict[str, tuple[list[list[int]], list[list[int]]]] = {}
+    for name, dat in dats.items():
+        bindex, tindex = background.index, targets.index
+        rows_b, rows_p = [], []
+        for i, (b, p) in enumerate(dat.examples):
+            rows_b.append([bindex[a] if a in bindex else background.add(a) for a in b])
+            try:
+                rows_p.append([tindex[a] for a in p])
+            except KeyError as e:
+                raise DatError(
+                    f"{game}_{target}_{name}.dat: example {i}: positive {e.args[0]} is not listed under atoms:"
+                ) from None
+        rows[name] = (rows_b, rows_p)
+    splits = {
+        name: Split(
+            name,
+            bool_csr(rows[name][0], len(background)),
+            bool_csr(rows[name][1], len(targets)),
+            targets.ids(dat.atoms),
+        )
+        for name, dat in dats.items()
+    }
+    return Task(game, target, background, targets, statics, splits, signature, source)

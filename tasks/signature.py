@@ -1,0 +1,201 @@
+"""IGGP type signatures (``.typ`` files): declarations, subtyping, and ``ground(Σ, p)``.
+
+The syntax, one declaration per ``.``-terminated statement::
+
+    true, next :: prop -> bool.          % relations (result type bool)
+    cell :: pos -> pos -> mark -> prop.  % function symbols building terms of type prop
+    1, 2, 3 :: pos.                      % constants of type pos
+    pos :> int.                          % subtyping: every pos is an int
+
+``a :> b`` reads "a is a subtype of b" (the published data confirms it: in farming, ``pos :> int``
+puts the positions 1..4 among the scores). Relations are *flattened* the way the dataset writes
+atoms: a compound argument's function symbol is merged into the predicate name and its arguments
+are spliced in place, so ``true(cell(1,2,x))`` is ``true_cell(1, 2, x)`` and
+``legal(white, mark(1,2))`` is ``legal_mark(white, 1, 2)``, while a constant argument stays
+(``legal(black, noop)``, ``next(p)``). One published game departs from this: gt_centipede (which
+has no GDL, only Prolog) writes its fluent constant as ``next_gameOver()``; the task's atoms come
+from its files, so only regenerating its ``atoms:`` section from the signature differs.
+
+``ground(p)`` enumerates every well-typed flattened ground atom of relation ``p`` in the
+dataset's order: function symbols sorted by name, constants of a type as (constants of its
+subtypes, then its own, each sorted), and the first argument varying fastest.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class SignatureError(ValueError):
+    """A malformed ``.typ`` file; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """``name :: t1 -> ... -> result``; constants have no argument types."""
+
+    name: str
+    arg_types: tuple[str, ...]
+    result: str
+    line: int
+
+
+@dataclass
+class Signature:
+    """A parsed type signature with subtyping. ``source`` names the file for error messages."""
+
+    declarations: list[Declaration] = field(default_factory=list)
+    subtypes: dict[str, list[str]] = field(default_factory=dict)  # supertype -> its direct subtypes
+    source: str = "<typ>"
+
+    # -- queries -------------------------------------------------------------------------------
+    def relations(self) -> list[Declaration]:
+        return [d for d in self.declarations if d.result == "bool"]
+
+    def relation(self, name: str) -> Declaration:
+        for d in self.declarations:
+            if d.name == name and d.result == "bool":
+                return d
+        raise KeyError(f"{self.source}: no relation {name!r} declared")
+
+    def types(self) -> set[str]:
+        out = {d.result for d in self.declarations if d.result != "bool"}
+        for d in self.declarations:
+            out.update(d.arg_types)
+        for sup, subs in self.subtypes.items():
+            out.add(sup)
+            out.update(subs)
+        return out
+
+    def _with_subtypes(self, type_: str) -> list[str]:
+        """``type_`` preceded by its subtypes (transitively, subtypes first), without repeats."""
+        order: list[str] = []
+
+        def visit(t: str, seen: frozenset[str]) -> None:
+            for s in sorted(self.subtypes.get(t, [])):
+                if s not in seen:
+                    visit(s, seen | {s})
+            if t not in order:
+                order.append(t)
+
+        visit(type_, frozenset({type_}))
+        return order
+
+    def constants(self, type_: str) -> list[str]:
+        """Constants of ``type_``, subtypes included (subtypes' first, each group sorted)."""
+        out: dict[str, None] = {}
+        for t in self._with_subtypes(type_):
+            for c in sorted(d.name for d in self.declarations if d.result == t and not d.arg_types):
+                out.setdefault(c, None)
+        return list(out)
+
+    def functions(self, type_: str) -> list[Declaration]:
+        """Function symbols (arity > 0) building terms of ``type_`` (subtypes included), by name."""
+        out: dict[str, Declaration] = {}
+        for t in self._with_subtypes(type_):
+            for d in sorted((d for d in self.declarations if d.result == t and d.arg_types), key=lambda d: d.name):
+                out.setdefault(d.name, d)
+        return list(out.values())
+
+    def flat_predicates(self, relation: str) -> dict[str, tuple[str, ...]]:
+        """Flattened predicates of a relation with their argument types.
+
+        ``flat_predicates("legal")`` -> ``{"legal_mark": ("agent", "pos", "pos"), "legal": ("agent", "action")}``.
+        The unflattened name keeps the constant-valued case (``legal(black, noop)``).
+        """
+        out: dict[str, tuple[str, ...]] = {}
+        for name, types, _ in self._flat_shapes(self.relation(relation)):
+            out.setdefault(name, types)
+        return out
+
+    def all_flat_predicates(self) -> dict[str, tuple[str, ...]]:
+        """Every flattened predicate of every relation (``true_cell``, ``does_mark``, ``succ``, ...)."""
+        out: dict[str, tuple[str, ...]] = {}
+        for d in self.relations():
+            for name, types, _ in self._flat_shapes(d):
+                out.setdefault(name, types)
+        return out
+
+    def arg_types(self, flat_predicate: str) -> tuple[str, ...]:
+        """Argument types of a flattened predicate such as ``true_cell`` or ``legal``."""
+        preds = self.all_flat_predicates()
+        if flat_predicate not in preds:
+            raise KeyError(f"{self.source}: no flattened predicate {flat_predicate!r}")
+        return preds[flat_predicate]
+
+    def ground(self, relation: str) -> list[str]:
+        """``ground(Σ, p)``: every well-typed flattened ground atom of ``relation``, in dataset order."""
+        atoms: list[str] = []
+        shapes = sorted(self._flat_shapes(self.relation(relation)), key=lambda s: s[2])
+        for name, types, _ in shapes:
+            domains = [self.constants(t) for t in types]
+            for combo in itertools.product(*reversed(domains)):
+                atoms.append(f"{name}({', '.join(reversed(combo))})")
+        return atoms
+
+    # -- flattening ------------------------------------------------------------------------------
+    def _flat_shapes(self, rel: Declaration) -> Iterator[tuple[str, tuple[str, ...], str]]:
+        """(flat name, flat arg types, sort key) for each way of filling compound arguments.
+
+        The sort key orders shapes as the dataset does: by the inner function symbol's name, with
+        the constant-only shape sorted under the name of its constants' type position (it sits
+        among the function symbols alphabetically by its constants, e.g. ``noop``).
+        """
+        per_arg: list[list[tuple[str | None, tuple[str, ...]]]] = []
+        for t in rel.arg_types:
+            options: list[tuple[str | None, tuple[str, ...]]] = []
+            if self.constants(t) or not self.functions(t):
+                options.append((None, (t,)))
+            for f in self.functions(t):
+                options.append((f.name, f.arg_types))
+            per_arg.append(options)
+        for combo in itertools.product(*per_arg):
+            functors = [f for f, _ in combo if f is not None]
+            name = "_".join([rel.name, *functors])
+            types = tuple(t for _, ts in combo for t in ts)
+            key_parts = []
+            for (f, _), t in zip(combo, rel.arg_types, strict=True):
+                consts = self.constants(t)
+                key_parts.append(f if f is not None else (consts[0] if consts and self.functions(t) else ""))
+            yield name, types, "\0".join(key_parts)
+
+
+def parse_typ(source: str | Path, name: str | None = None) -> Signature:
+    """Parse a ``.typ`` file (a path) or its text. Errors name the file and line."""
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith(".typ")):
+        path = Path(source)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise SignatureError(f"{path}: cannot read type signature: {e.strerror}") from e
+        label = str(path)
+    else:
+        text, label = str(source), name or "<typ>"
+    sig = Signature(source=label)
+    pos = 0
+    for raw in text.split("."):
+        line = text.count("\n", 0, pos + len(raw) - len(raw.lstrip())) + 1
+        pos += len(raw) + 1
+        stmt = " ".join(raw.split())
+        if not stmt or stmt.startswith("%"):
+            continue
+        if ":>" in stmt:
+            sub, _, sup = (s.strip() for s in stmt.partition(":>"))
+            if not sub or not sup:
+                raise SignatureError(f"{label}:{line}: malformed subtype declaration {stmt!r}")
+            sig.subtypes.setdefault(sup, []).append(sub)
+            continue
+        if "::" not in stmt:
+            raise SignatureError(f"{label}:{line}: expected 'names :: type' or 'a :> b', got {stmt!r}")
+        names, _, type_expr = stmt.partition("::")
+        parts = [p.strip() for p in type_expr.split("->")]
+        if not all(parts):
+            raise SignatureError(f"{label}:{line}: malformed type {type_expr.strip()!r}")
+        for n in (n.strip() for n in names.split(",")):
+            if not n:
+                raise SignatureError(f"{label}:{line}: empty name in {stmt!r}")
+            sig.declarations.append(Declaration(n, tuple(parts[:-1]), parts[-1], line))
+    return sig
