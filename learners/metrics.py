@@ -84,7 +84,8 @@ def count(task: Task, split: Split, predictions: np.ndarray | sp.spmatrix) -> di
     n, m = split.n_examples, len(task.target_atoms)
     if predictions.shape != (n, m):
         raise ValueError(f"predictions have shape {predictions.shape}, expected {(n, m)} for {task.name}/{split.name}")
-    cand = np.asarray(split.candidates, dtype=np.int64)
+    # The atoms: section is a set; some published files list an atom twice (ttcc4), score it once.
+    cand = np.unique(np.asarray(split.candidates, dtype=np.int64))
     labels = split.positives[:, cand]
     if sp.issparse(predictions):
         pred = sp.csr_matrix(predictions, dtype=bool)[:, cand]

@@ -8,7 +8,9 @@ They exist to exercise budgets, failure capture and retries with real processes 
                       only SIGKILL stops it (a budget must be enforced from outside);
 * ``crash``           raises, so the job ends with ``status=error`` and a traceback;
 * ``oom``             allocates memory until the per-job cap stops it (refuses to run without a cap);
-* ``die``             reports the noop model, then SIGKILLs its own process (a dying worker).
+* ``die``             reports the noop model, then SIGKILLs its own process (a dying job process);
+* ``dieworker``       SIGKILLs its parent process: under ``orch run`` that is the Ray actor hosting
+                      the job (a dying Ray worker).
 
 None of these is a rule learner; ``orch learners list`` describes them as test learners.
 """
@@ -116,3 +118,14 @@ class DieLearner(_TestLearner):
         report(NothingModel())
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable: the process was killed")
+
+
+@register("dieworker", description="Test learner: SIGKILLs its parent process (under orch run: the Ray worker).")
+class DieWorkerLearner(_TestLearner):
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        parent = os.environ.get("ORCH_JOB_PARENT")  # set by orchestrator.worker in each job process
+        if parent is None or int(parent) != os.getppid():
+            raise RuntimeError("dieworker test learner only runs inside an orch job process")
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(60)  # the parent's death takes this process down too (PR_SET_PDEATHSIG)
+        raise AssertionError("unreachable: the parent was killed")

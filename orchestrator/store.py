@@ -170,6 +170,7 @@ class ResultStore:
         self.uri = scrub(uri)
         self.root = root.rstrip("/")
         self.local = isinstance(self.fs, pafs.LocalFileSystem)
+        self._checked: set[str] = set()  # committed files never change, so each is checked once
 
     def __repr__(self) -> str:
         return f"ResultStore({self.uri!r})"
@@ -268,7 +269,9 @@ class ResultStore:
 
     def _dataset(self, paths: list[str], schema: pa.Schema) -> ds.Dataset:
         for path in paths:
-            self._check(path, schema)
+            if path not in self._checked:
+                self._check(path, schema)
+                self._checked.add(path)
         return ds.dataset(paths, schema=schema, format="parquet", filesystem=self.fs)
 
     def _check(self, path: str, schema: pa.Schema) -> None:
@@ -358,6 +361,8 @@ class ResultStore:
         for path in paths:
             try:
                 self.fs.delete_file(path)
+            except FileNotFoundError:
+                pass  # a concurrent compaction got there first
             except OSError as e:
                 raise StoreError(
                     f"compacted, but could not delete {self._display(path)} ({scrub(str(e))}); its rows are "

@@ -200,6 +200,25 @@ class Task:
             self.signature, self.source, dict(self.missing),
         )
 
+    def resample_train(self, repeat: int, fraction: float = 0.8) -> Task:
+        """A repeat of this task whose train split is a seeded random subset (rows kept in file order).
+
+        Repeat 0 is the task itself; repeat r > 0 keeps ``fraction`` of the training examples,
+        drawn with seed r. This gives deterministic learners (KNN, Mean) the run-to-run variance
+        that information-gain task selection needs; validate and test are never touched.
+        """
+        if repeat == 0 or "train" not in self.splits:
+            return self
+        train = self.splits["train"]
+        rng = np.random.default_rng(repeat)
+        keep = np.sort(rng.choice(train.n_examples, size=max(1, round(fraction * train.n_examples)), replace=False))
+        splits = dict(self.splits)
+        splits["train"] = Split("train", train.background[keep], train.positives[keep], train.candidates)
+        return Task(
+            self.game, self.target, self.background_atoms, self.target_atoms, self.statics, splits,
+            self.signature, self.source, dict(self.missing),
+        )
+
     def static_atoms(self) -> list[str]:
         return [self.background_atoms.names[i] for i in self.statics]
 

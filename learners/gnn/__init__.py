@@ -1,1 +1,43 @@
-"""GNN learners (torch, in the gnn extra); torch is imported lazily."""
+"""GNN learners (torch + PyTorch Geometric, the ``gnn`` extra). torch is imported only when one is built.
+
+* ``gnn-<rep>-<comp>[-d<dim>][-e<epochs>]``: the GraphLog models (rep in param|gcn|gat, comp in
+  rgcn|egat) on tasks in the GraphLog encoding (``graphlog:DIR`` sources).
+* ``gnn-iggp[-d<dim>][-e<epochs>]``: a relational GNN over state graphs for any task (IGGP too).
+
+Resources: both prefer a GPU (``num_gpus: 1``) and run the same code on the CPU when the process
+sees none (see learners/gnn/train.py: pick_device).
+"""
+
+from __future__ import annotations
+
+from learners.base import register
+
+GPU_PREFERRED = {"num_cpus": 1, "num_gpus": 1}
+
+
+@register(
+    r"gnn-(?P<rep>param|gcn|gat)-(?P<comp>rgcn|egat)(?:-d(?P<dim>\d+))?(?:-e(?P<epochs>\d+))?",
+    description="GraphLog GNN: relation representation (Param|GCN|GAT) x composition (RGCN|Edge-GAT); "
+    "GPU preferred, CPU fallback",
+    params="rep, comp; optional -d<dim> (default 64; the paper uses 200) and -e<epochs> (default 500)",
+    resources=GPU_PREFERRED,
+    example="gnn-gat-egat",
+)
+def graphlog_gnn(rep: str, comp: str, dim: str | None = None, epochs: str | None = None):
+    from learners.gnn.graphlog_learner import GraphLogGNNLearner
+
+    return GraphLogGNNLearner(rep, comp, dim, epochs)
+
+
+@register(
+    r"gnn-iggp(?:-d(?P<dim>\d+))?(?:-e(?P<epochs>\d+))?",
+    description="relational GNN over state graphs scoring every candidate target atom (any task); "
+    "GPU preferred, CPU fallback",
+    params="optional -d<dim> (default 32) and -e<epochs> (default 100)",
+    resources=GPU_PREFERRED,
+    example="gnn-iggp",
+)
+def iggp_gnn(dim: str | None = None, epochs: str | None = None):
+    from learners.gnn.iggp import IGGPGNNLearner
+
+    return IGGPGNNLearner(dim, epochs)

@@ -74,7 +74,7 @@ def _source_lines(text: str, message: str) -> str:
     """The rule text that clingo's ``<block>:LINE:COL`` positions in ``message`` point at."""
     lines = text.splitlines()
     quoted: list[str] = []
-    for m in re.finditer(r"<(?:block|string)>:(\d+):\d+(?:-(\d+):)?", message):
+    for m in re.finditer(r"<(?:block|string)>:(\d+):\d+(?:-(\d+):\d+)?", message):
         first = int(m.group(1))
         last = int(m.group(2)) if m.group(2) else first
         for n in range(first, min(last, len(lines)) + 1):
@@ -164,6 +164,14 @@ def dynamic_signatures(statements: list[ast.AST], seeds: Iterable[Signature]) ->
     return dynamic
 
 
+_SHOWS = (ast.ASTType.ShowSignature, ast.ASTType.ShowTerm)
+
+
+def without_shows(rules: str) -> str:
+    """The rules minus ``#show`` statements (the evaluator decides what it reads)."""
+    return "\n".join(str(s) for s in parse_statements(rules) if s.ast_type not in _SHOWS) + "\n"
+
+
 class _AddExampleIndex(ast.Transformer):
     def __init__(self, dynamic: set[Signature]) -> None:
         self.dynamic = dynamic
@@ -194,7 +202,7 @@ def index_by_example(rules: str, dynamic_seeds: Iterable[Signature]) -> tuple[st
     dynamic = dynamic_signatures(statements, dynamic_seeds)
     out: list[str] = []
     for s in statements:
-        if s.ast_type in (ast.ASTType.ShowSignature, ast.ASTType.ShowTerm, ast.ASTType.Program):
+        if s.ast_type in _SHOWS or s.ast_type == ast.ASTType.Program:
             continue
         if s.ast_type != ast.ASTType.Rule:
             out.append(str(s))

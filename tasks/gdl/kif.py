@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.gdl.ast import Const, Distinct, Func, Literal, Not, Or, Program, Rule, Term, Var
+from tasks.gdl.ast import Const, Distinct, Func, Literal, Not, Or, Program, Rule, Term, Var, variables
 from tasks.gdl.errors import GDLError, GDLWarning, Pos
 
 KEYWORDS = frozenset(
@@ -184,13 +184,23 @@ def _literal(x: _SExpr | _Tok) -> list[Literal]:
     return [_atom(x, "a body literal")]
 
 
-def _rule(x: _SExpr | _Tok) -> Rule:
+def _rule(x: _SExpr | _Tok, program: Program) -> Rule | None:
+    """A rule or fact; a ground ``(distinct a b)`` fact with a != b is a built-in truth: skipped."""
     if isinstance(x, _SExpr) and x.items and isinstance(x.items[0], _Tok) and _normal(x.items[0].text) == "<=":
         if len(x.items) < 2:
             raise GDLError.at(x.pos, "'<=' needs a head")
         head = _atom(x.items[1], "a rule head")
         body = tuple(lit for b in x.items[2:] for lit in _literal(b))
         return Rule(head, body, x.pos)
+    if isinstance(x, _SExpr) and x.items and isinstance(x.items[0], _Tok) and _normal(x.items[0].text) == "distinct":
+        lit = _literal(x)[0]
+        assert isinstance(lit, Distinct)
+        if lit.left != lit.right and not any(True for _ in variables(lit)):
+            msg = f"{x.pos}: skipped the fact {lit}: 'distinct' is built in and this instance holds anyway"
+            warnings.warn(msg, GDLWarning, stacklevel=3)
+            program.skipped.append((x.pos, msg))
+            return None
+        raise GDLError.at(x.pos, f"'distinct' cannot be asserted as a fact: {lit}")
     return Rule(_atom(x, "a fact"), (), x.pos)
 
 
@@ -199,8 +209,7 @@ def parse_text(text: str, name: str = "<text>", base_dir: str | Path | None = No
     program = Program([], name)
     seen: set[Path] = set()
     toks = _tokenize(text, name, program, Path(base_dir) if base_dir is not None else None, seen)
-    program.rules = [_rule(s) for s in _sexprs(toks, name)]
-    return program
+    return _finish(program, toks)
 
 
 def parse_file(path: str | Path) -> Program:
@@ -213,5 +222,10 @@ def parse_file(path: str | Path) -> Program:
     program = Program([], str(p))
     seen = {p.resolve()}
     toks = _tokenize(text, str(p), program, p.parent, seen)
-    program.rules = [_rule(s) for s in _sexprs(toks, str(p))]
+    return _finish(program, toks)
+
+
+def _finish(program: Program, toks: list[_Tok]) -> Program:
+    rules = (_rule(s, program) for s in _sexprs(toks, program.file))
+    program.rules = [r for r in rules if r is not None]
     return program

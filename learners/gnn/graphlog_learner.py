@@ -1,0 +1,102 @@
+"""``gnn-<rep>-<comp>``: the GraphLog GNNs as learners over a common Task (GraphLog encoding).
+
+The Task is decoded back into query graphs (``tasks.graphlog.as_task``); the representation
+module sees the union of the training graphs as the world graph. Predictions are one-hot: the
+class the network ranks first among the task's target relations. A task restricted to a single
+predicate ``rel_rK`` (one orchestrator job) is still trained on the full multi-class problem of the
+training queries, and predicts ``rel_rK(u, v)`` exactly when K is the argmax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from learners.base import Budget, Report, ignore_report
+from tasks.task import Split, Task
+
+
+@dataclass
+class GraphLogGNNModel:
+    """Weights on the CPU plus the configuration: picklable, so Ray can ship it out of the worker."""
+
+    net_config: dict
+    state: dict
+    classes: list[int]
+    valid_acc: float
+    epoch: int
+
+    def _net(self):
+        from learners.gnn.modules import GraphLogNet, NetConfig
+        from learners.gnn.train import pick_device
+
+        net = GraphLogNet(NetConfig(**self.net_config))
+        net.load_state_dict(self.state)
+        return net.to(pick_device())
+
+    def predict(self, task: Task, split: Split) -> np.ndarray:
+        from learners.gnn.data import WorldData
+        from learners.gnn.train import predict_classes
+        from tasks.graphlog.as_task import decode_split
+
+        graphs, classes = decode_split(task, split)
+        world = WorldData(task.name, classes, *_world_graph(task), {"eval": graphs})
+        pred = predict_classes(self._net(), world, "eval")
+        column = {c: i for i, c in enumerate(classes)}
+        out = np.zeros((split.n_examples, len(task.target_atoms)), dtype=bool)
+        for i, c in enumerate(pred):
+            if int(c) in column:
+                out[i, column[int(c)]] = True
+        return out
+
+    def describe(self) -> str:
+        c = self.net_config
+        return (
+            f"GraphLog GNN {c['rep']}-{c['comp']} (dim {c['dim']}), best validation accuracy "
+            f"{self.valid_acc:.3f} at epoch {self.epoch}"
+        )
+
+    def rules(self) -> str | None:
+        return None
+
+
+def _world_graph(task: Task) -> tuple:
+    from learners.gnn.data import WorldData
+
+    w = WorldData.of_task(task)
+    return w.graph_src, w.graph_rel, w.graph_dst, w.graph_nodes
+
+
+class GraphLogGNNLearner:
+    name = "gnn"
+
+    def __init__(self, rep: str, comp: str, dim: str | None = None, epochs: str | None = None):
+        self.rep, self.comp = rep, comp
+        self.dim = int(dim) if dim else 64
+        self.epochs = int(epochs) if epochs else 500
+        self.seed = 0
+
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> GraphLogGNNModel:
+        from learners.gnn.data import WorldData
+        from learners.gnn.modules import GraphLogNet, NetConfig
+        from learners.gnn.train import TrainConfig, fit, pick_device, seed_everything
+
+        seed_everything(self.seed)
+        world = WorldData.of_task(task)
+        world.check()
+        cfg = NetConfig(rep=self.rep, comp=self.comp, dim=self.dim, seed=self.seed)
+        net = GraphLogNet(cfg).to(pick_device())
+        best: list[GraphLogGNNModel] = []
+
+        def improved(state: dict, valid: float) -> None:
+            model = GraphLogGNNModel(asdict(cfg), state, world.classes, valid, len(best))
+            best.append(model)
+            report(model)
+
+        hist = fit(net, [world], TrainConfig(epochs=self.epochs, seed=self.seed), budget, on_improve=improved)
+        if best:
+            best[-1].epoch = hist.best_epoch
+            return best[-1]
+        state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+        return GraphLogGNNModel(asdict(cfg), state, world.classes, float("nan"), -1)

@@ -1,0 +1,208 @@
+"""The paper's GNNs: representation f_r (Param | GCN | GAT), composition f_c (RGCN | Edge-GAT), classifier.
+
+* f_r maps the world to one vector per relation. Param is a free embedding table. GCN and GAT run
+  on the world graph's *edge-node extension* (one extra node per edge, linked to the edge's two
+  ends) and average the edge-nodes of each relation. Its nodes have no features: they start from
+  fixed random vectors (seeded, so train and test see the same ones) passed through a learned
+  linear map.
+* f_c runs on a query graph with those relation vectors. RGCN: ``h_u = ReLU(sum_r sum_v (r x1 T) h_v)``
+  with a shared tensor T (plus a root weight). Edge-GAT: attention over incoming edges conditioned
+  on both endpoints and the relation vector, and an LSTM cell as the node update. Messages flow
+  along edges and, with a learned "inverse" map of the relation vector, against them.
+* The classifier is a two-layer MLP on ``[h_u; h_v]``.
+
+One deviation, stated: the paper initialises query-graph nodes at random; we start every node from
+one learned vector and add learned markers to u and v. This keeps predictions deterministic and
+makes the query explicit to message passing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch_geometric.nn import GATConv, GCNConv
+from torch_geometric.utils import scatter, softmax
+
+from learners.gnn.data import MAX_RELATIONS, Batch, WorldData
+
+REPRESENTATIONS = ("param", "gcn", "gat")
+COMPOSITIONS = ("rgcn", "egat")
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Appendix E.2 defaults except ``dim`` (200 in the paper; smaller is much faster on CPU)."""
+
+    rep: str = "gat"
+    comp: str = "egat"
+    dim: int = 64
+    rep_layers: int = 2
+    rep_heads: int = 2
+    rep_dropout: float = 0.4  # GAT; the GCN has none
+    egat_layers: int = 6
+    egat_heads: int = 2
+    egat_dropout: float = 0.4
+    rgcn_layers: int = 2
+    seed: int = 0
+
+
+class ParamRepresentation(nn.Module):
+    def __init__(self, cfg: NetConfig):
+        super().__init__()
+        self.emb = nn.Embedding(MAX_RELATIONS, cfg.dim)
+
+    def forward(self, world: WorldData) -> torch.Tensor:
+        return self.emb.weight
+
+
+class GraphRepresentation(nn.Module):
+    """GCN or GAT on the edge-node extension of the world graph, averaged per relation."""
+
+    def __init__(self, cfg: NetConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.inp = nn.Linear(cfg.dim, cfg.dim)
+        if cfg.rep == "gcn":
+            self.convs = nn.ModuleList(GCNConv(cfg.dim, cfg.dim, normalize=True, bias=True) for _ in range(cfg.rep_layers))
+        else:
+            self.convs = nn.ModuleList(
+                GATConv(cfg.dim, cfg.dim // cfg.rep_heads, heads=cfg.rep_heads, dropout=cfg.rep_dropout)
+                for _ in range(cfg.rep_layers)
+            )
+        self.missing = nn.Parameter(torch.zeros(MAX_RELATIONS, cfg.dim))
+        self._cache: dict[str, tuple] = {}
+
+    def _extended(self, world: WorldData, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        hit = self._cache.get(world.name)
+        if hit is not None and hit[0].device == device:
+            return hit
+        n, m = world.graph_nodes, len(world.graph_src)
+        edge_nodes = torch.arange(n, n + m)
+        src = torch.as_tensor(world.graph_src, dtype=torch.long)
+        dst = torch.as_tensor(world.graph_dst, dtype=torch.long)
+        a = torch.cat([edge_nodes, src, edge_nodes, dst])
+        b = torch.cat([src, edge_nodes, dst, edge_nodes])
+        gen = torch.Generator().manual_seed(self.cfg.seed)
+        x = torch.randn(n + m, self.cfg.dim, generator=gen)
+        rel = torch.as_tensor(world.graph_rel, dtype=torch.long)
+        hit = (x.to(device), torch.stack([a, b]).to(device), rel.to(device))
+        self._cache[world.name] = hit
+        return hit
+
+    def forward(self, world: WorldData) -> torch.Tensor:
+        device = self.missing.device
+        x, edge_index, rel = self._extended(world, device)
+        h = self.inp(x)
+        for i, conv in enumerate(self.convs):
+            h = conv(h, edge_index)
+            if i < len(self.convs) - 1:
+                h = F.elu(h) if self.cfg.rep == "gat" else F.relu(h)
+        n = world.graph_nodes
+        per_rel = scatter(h[n:], rel, dim=0, dim_size=MAX_RELATIONS, reduce="mean")
+        seen = torch.zeros(MAX_RELATIONS, dtype=torch.bool, device=device)
+        seen[rel] = True
+        return torch.where(seen[:, None], per_rel, self.missing)
+
+
+def _both_directions(b: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Edges src->dst plus their reverses; ``back`` marks the reversed copies."""
+    src = torch.cat([b.src, b.dst])
+    dst = torch.cat([b.dst, b.src])
+    rel = torch.cat([b.rel, b.rel])
+    back = torch.cat([torch.zeros_like(b.rel, dtype=torch.bool), torch.ones_like(b.rel, dtype=torch.bool)])
+    return src, dst, rel, back
+
+
+class RGCNComposition(nn.Module):
+    def __init__(self, cfg: NetConfig):
+        super().__init__()
+        d = cfg.dim
+        self.layers = cfg.rgcn_layers
+        # T[direction, layer] is the d x d x d tensor of the paper (forward and inverse messages).
+        self.T = nn.Parameter(torch.randn(2, cfg.rgcn_layers, d, d, d) * d**-1.5)
+        self.root = nn.ModuleList(nn.Linear(d, d) for _ in range(cfg.rgcn_layers))
+
+    def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
+        src, dst, rel, back = _both_directions(b)
+        used = torch.unique(rel)
+        col = torch.full((MAX_RELATIONS,), -1, dtype=torch.long, device=h.device)
+        col[used] = torch.arange(len(used), device=h.device)
+        for t in range(self.layers):
+            out = self.root[t](h)
+            for direction in (0, 1):
+                mask = back == bool(direction)
+                # W_r = r x1 T for the relations in this batch; every node's h projected by each.
+                w = torch.einsum("rk,kij->rij", r[used], self.T[direction, t])
+                proj = torch.einsum("nj,rij->nri", h, w)
+                msg = proj[src[mask], col[rel[mask]]]
+                out = out.index_add(0, dst[mask], msg.to(out.dtype))
+            h = F.relu(out)
+        return h
+
+
+class EdgeGATComposition(nn.Module):
+    def __init__(self, cfg: NetConfig):
+        super().__init__()
+        d, heads = cfg.dim, cfg.egat_heads
+        self.heads, self.hd = heads, d // heads
+        self.inverse = nn.Linear(d, d)
+        self.layers = nn.ModuleList()
+        for _ in range(cfg.egat_layers):
+            self.layers.append(
+                nn.ModuleDict(
+                    {
+                        "q": nn.Linear(d, heads * self.hd, bias=False),
+                        "k": nn.Linear(d, heads * self.hd, bias=False),
+                        "e": nn.Linear(d, heads * self.hd, bias=False),
+                        "v": nn.Linear(2 * d, heads * self.hd),
+                        "lstm": nn.LSTMCell(heads * self.hd, d),
+                    }
+                )
+            )
+        self.att = nn.Parameter(torch.randn(cfg.egat_layers, heads, 3 * self.hd) * 0.1)
+        self.dropout = cfg.egat_dropout
+
+    def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
+        src, dst, rel, back = _both_directions(b)
+        rv = r[rel]
+        rv = torch.where(back[:, None], self.inverse(rv), rv)
+        c = torch.zeros_like(h)
+        n, hd, heads = h.shape[0], self.hd, self.heads
+        for t, layer in enumerate(self.layers):
+            q = layer["q"](h)[dst].view(-1, heads, hd)
+            k = layer["k"](h)[src].view(-1, heads, hd)
+            e = layer["e"](rv).view(-1, heads, hd)
+            logit = F.leaky_relu((torch.cat([q, k, e], -1) * self.att[t]).sum(-1), 0.2)
+            alpha = softmax(logit, dst, num_nodes=n)
+            alpha = F.dropout(alpha, self.dropout, self.training)
+            value = layer["v"](torch.cat([h[src], rv], -1)).view(-1, heads, hd)
+            m = scatter(alpha[..., None] * value, dst, dim=0, dim_size=n, reduce="sum").reshape(n, heads * hd)
+            h, c = layer["lstm"](m, (h, c))
+        return h
+
+
+class GraphLogNet(nn.Module):
+    """f_r, f_c and the MLP classifier, end to end: (world, batch) -> logits over relations."""
+
+    def __init__(self, cfg: NetConfig):
+        super().__init__()
+        if cfg.rep not in REPRESENTATIONS or cfg.comp not in COMPOSITIONS:
+            raise ValueError(f"unknown GNN {cfg.rep}-{cfg.comp}: rep in {REPRESENTATIONS}, comp in {COMPOSITIONS}")
+        self.cfg = cfg
+        self.rep = ParamRepresentation(cfg) if cfg.rep == "param" else GraphRepresentation(cfg)
+        self.comp = RGCNComposition(cfg) if cfg.comp == "rgcn" else EdgeGATComposition(cfg)
+        d = cfg.dim
+        self.node = nn.Parameter(torch.randn(d) * 0.1)
+        self.marker = nn.Parameter(torch.randn(2, d) * 0.1)
+        self.classifier = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, MAX_RELATIONS))
+
+    def forward(self, world: WorldData, b: Batch) -> torch.Tensor:
+        r = self.rep(world)
+        h = self.node.expand(b.n_nodes, -1).clone()
+        h[b.query_u] = h[b.query_u] + self.marker[0]
+        h[b.query_v] = h[b.query_v] + self.marker[1]
+        h = self.comp(h, r, b)
+        return self.classifier(torch.cat([h[b.query_u], h[b.query_v]], -1)) + world.class_mask(h.device)

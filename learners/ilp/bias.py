@@ -1,0 +1,203 @@
+"""The language bias: which rules may be learned, generated only from the task's type signature.
+
+A hypothesis is a set of non-recursive normal rules with stratified negation over the flattened
+IGGP language. For a target predicate ``h`` (``next_cell``) the bias says:
+
+* the head is ``h`` with each argument a variable or a constant of its type;
+* body literals are the task's background predicates (the ``true_*`` fluents, ``does*`` for
+  ``next`` tasks, the statics), positive or negated, with typed variables and constants; at most
+  ``max_body`` literals (default 5), at most ``max_vars`` distinct variables;
+* ``X != Y`` between variables of one type family (``inequalities``);
+* ``not p(...)`` only on a single literal whose variables are bound by positive literals, or
+  anonymous (``not does_mark(_, X, Y)``: "nobody marks X,Y") - safe and stratified.
+
+Types come from ``task.signature.arg_types(flat_predicate)``; a subtype declaration (``pos :> int``)
+puts two types in one *family* (a variable may flow between them). Without a signature (hand-made
+tasks) every argument has the single type ``t``. Nothing here is specific to one game.
+
+Clauses are plain immutable values: variables are ints, constants are strings, ``None`` is ``_``.
+:meth:`Clause.text` writes clingo text with variables named by type (``Pos1``, ``Agent1``) and
+constants spelled by :func:`learners.ilp.program.asp_constant`, the evaluator's own spelling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from learners.ilp.program import asp_constant
+from tasks.task import Task, parse_atom, predicate_of
+
+NEQ = "!="
+UNTYPED = "t"
+
+Term = int | str | None
+"""A variable (int), a constant (str), or the anonymous variable (None, negated literals only)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Search limits; the same for every game (no game-specific tuning)."""
+
+    max_body: int = 5
+    max_vars: int = 6
+    negation: bool = True
+    inequalities: bool = True
+    beam: int = 6
+    sample: int = 400
+    max_rows: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class Literal:
+    """``p(args)``, ``not p(args)`` or ``X != Y`` (``pred == NEQ``)."""
+
+    pred: str
+    args: tuple[Term, ...]
+    negated: bool = False
+
+    def variables(self) -> set[int]:
+        return {a for a in self.args if isinstance(a, int)}
+
+
+@dataclass(frozen=True)
+class Clause:
+    """``head :- body``; ``types[v]`` is the type of variable ``v``."""
+
+    head_pred: str
+    head_args: tuple[Term, ...]
+    body: tuple[Literal, ...]
+    types: tuple[str, ...]
+
+    @property
+    def length(self) -> int:
+        """The ILASP cost of a rule: its number of literals, head included."""
+        return 1 + len(self.body)
+
+    def bound(self) -> set[int]:
+        """Variables bound by positive body literals."""
+        out: set[int] = set()
+        for lit in self.body:
+            if not lit.negated and lit.pred != NEQ:
+                out |= lit.variables()
+        return out
+
+    def safe(self) -> bool:
+        return all(a in self.bound() for a in self.head_args if isinstance(a, int))
+
+    def key(self) -> tuple:
+        """Identity up to the order of body literals."""
+        return (self.head_args, frozenset(self.body))
+
+    def text(self) -> str:
+        names = _variable_names(self)
+
+        def term(a: Term) -> str:
+            if a is None:
+                return "_"
+            if isinstance(a, int):
+                return names[a]
+            return str(asp_constant(a))
+
+        def atom(pred: str, args: tuple[Term, ...]) -> str:
+            return pred if not args else f"{pred}({','.join(term(a) for a in args)})"
+
+        head = atom(self.head_pred, self.head_args)
+        body = []
+        for lit in self.body:
+            if lit.pred == NEQ:
+                body.append(f"{term(lit.args[0])} != {term(lit.args[1])}")
+            else:
+                body.append(("not " if lit.negated else "") + atom(lit.pred, lit.args))
+        return head + "." if not body else f"{head} :- {', '.join(body)}."
+
+
+def _variable_names(clause: Clause) -> dict[int, str]:
+    """``Pos1, Pos2, Agent1``: numbered per type in order of first occurrence."""
+    order: list[int] = []
+    for a in clause.head_args + tuple(a for lit in clause.body for a in lit.args):
+        if isinstance(a, int) and a not in order:
+            order.append(a)
+    counts: dict[str, int] = {}
+    names: dict[int, str] = {}
+    for v in order:
+        t = clause.types[v]
+        base = "".join(w[:1].upper() + w[1:] for w in t.replace("-", "_").split("_") if w) or "V"
+        if not base[0].isalpha():
+            base = "V" + base
+        counts[base] = counts.get(base, 0) + 1
+        names[v] = f"{base}{counts[base]}"
+    return names
+
+
+@dataclass
+class Bias:
+    """The language of one target predicate: typed head and body predicates, type families."""
+
+    head_pred: str
+    head_types: tuple[str, ...]
+    body_types: dict[str, tuple[str, ...]]
+    static_preds: set[str]
+    family: dict[str, str] = field(default_factory=dict)
+    constants: dict[str, list[str]] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
+
+    def compatible(self, a: str, b: str) -> bool:
+        return self.family.get(a, a) == self.family.get(b, b)
+
+
+def _families(signature: object) -> dict[str, str]:
+    """Type -> representative of its subtype-connected family (union-find over ``a :> b``)."""
+    parent: dict[str, str] = {}
+
+    def find(t: str) -> str:
+        while parent.get(t, t) != t:
+            t = parent[t]
+        return t
+
+    for sup, subs in getattr(signature, "subtypes", {}).items():
+        for sub in subs:
+            ra, rb = find(sup), find(sub)
+            if ra != rb:
+                parent[rb] = ra
+    return {t: find(t) for t in set(parent) | set(parent.values())}
+
+
+def bias_for(task: Task, settings: Settings | None = None) -> Bias:
+    """The bias of a single-predicate task (``task.for_predicate(p)``), from its signature.
+
+    Body predicates are those occurring in the task's backgrounds and statics (so ``does*`` only
+    for ``next``); their types come from the signature. A predicate the signature does not declare
+    is an error naming the task, because guessing types would silently change the language.
+    """
+    settings = settings or Settings()
+    preds = task.predicates
+    if len(preds) != 1:
+        raise ValueError(f"task {task.name}: the bias is per target predicate; use task.for_predicate(p) ({preds})")
+    head = preds[0]
+    sig = task.signature
+    arities: dict[str, int] = {}
+    for a in task.background_atoms.names:
+        name, args = parse_atom(a)
+        arities.setdefault(name, len(args))
+    head_arity = len(parse_atom(task.target_atoms.names[0])[1]) if len(task.target_atoms) else 0
+
+    def types_of(pred: str, arity: int) -> tuple[str, ...]:
+        if sig is None:
+            return (UNTYPED,) * arity
+        try:
+            types = tuple(sig.arg_types(pred))
+        except KeyError as e:
+            raise KeyError(f"task {task.name}: {e.args[0]}") from None
+        if len(types) != arity:
+            raise ValueError(f"task {task.name}: {pred} has {arity} arguments in the data, {len(types)} in the signature")
+        return types
+
+    static_ids = set(int(i) for i in task.statics)
+    dynamic = {predicate_of(task.background_atoms.names[i]) for i in range(len(task.background_atoms))
+               if i not in static_ids}
+    body_types = {p: types_of(p, n) for p, n in arities.items()}
+    static_preds = set(arities) - dynamic
+    family = _families(sig) if sig is not None else {}
+    all_types = set(types_of(head, head_arity)) | {t for ts in body_types.values() for t in ts}
+    constants = {t: list(sig.constants(t)) for t in all_types} if sig is not None else {}
+    return Bias(head, types_of(head, head_arity), body_types, static_preds, family, constants, settings)

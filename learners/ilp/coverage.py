@@ -1,0 +1,286 @@
+"""Testing candidate rules outside the solver: a rule's coverage over many examples as vectorised joins.
+
+A split's backgrounds become one fact table per background predicate (columns: the example index
+``"ex"`` and the argument constants, interned as ints); statics become tables without ``"ex"``. A
+rule body is a conjunctive query over those tables (:mod:`learners.ilp.relations`), and what the
+rule derives is the set of (example, target atom) pairs, encoded as ``ex * |target_atoms| + atom``
+("keys"). Comparing keys with the split's positives gives the rule's true and false positives over
+*every* example at once - thousands of candidate tests per second instead of a clingo call each.
+
+Work shared across the sub-predicates of one target: the parse of the background vocabulary and
+the fact tables of a split are cached by the identity of the vocabulary / background matrix,
+which ``Task.for_predicate`` shares between sub-predicates (``next_cell``, ``next_control`` ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from learners.ilp.bias import NEQ, Clause, Literal
+from learners.ilp.relations import Table, TooLarge, join, semi
+from tasks.task import Split, Task, Vocabulary, parse_atom
+
+__all__ = ["Facts", "Targets", "TooLarge", "extend", "derive", "evaluate_clause", "facts_for", "targets_for"]
+
+
+class Constants:
+    """Interned constants (shared by background and target atoms of a task)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def id(self, name: str) -> int:
+        i = self.index.get(name)
+        if i is None:
+            i = self.index[name] = len(self.names)
+            self.names.append(name)
+        return i
+
+
+@dataclass
+class ParsedVocabulary:
+    """Every atom of a vocabulary as (predicate id, argument constant ids)."""
+
+    preds: list[str]
+    pred_of: np.ndarray  # atom -> predicate id
+    args: np.ndarray  # atom x max_arity constant ids (-1 padding)
+    arity: dict[str, int]
+
+    @classmethod
+    def of(cls, vocab: Vocabulary, constants: Constants) -> ParsedVocabulary:
+        preds: dict[str, int] = {}
+        arity: dict[str, int] = {}
+        parsed = [parse_atom(a) for a in vocab.names]
+        width = max((len(args) for _, args in parsed), default=0)
+        pred_of = np.zeros(len(parsed), dtype=np.int64)
+        args = np.full((len(parsed), max(width, 1)), -1, dtype=np.int64)
+        for i, (name, a) in enumerate(parsed):
+            pred_of[i] = preds.setdefault(name, len(preds))
+            arity.setdefault(name, len(a))
+            for j, c in enumerate(a):
+                args[i, j] = constants.id(c)
+        return cls(list(preds), pred_of, args, arity)
+
+
+_CACHE: dict[tuple, tuple[object, object]] = {}
+_CACHE_SIZE = 32
+
+
+def _cached(key: tuple, owner: object, build):
+    """A small identity-keyed cache: ``owner`` is held so its ``id`` cannot be reused meanwhile."""
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is owner:
+        return hit[1]
+    value = build()
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (owner, value)
+    return value
+
+
+def _constants(task: Task) -> Constants:
+    return _cached(("constants", id(task.background_atoms)), task.background_atoms, Constants)
+
+
+def _parsed(vocab: Vocabulary, constants: Constants) -> ParsedVocabulary:
+    return _cached(("parsed", id(vocab)), vocab, lambda: ParsedVocabulary.of(vocab, constants))
+
+
+@dataclass
+class Facts:
+    """The backgrounds of some examples of a split, as fact tables (column ``j`` = argument ``j``)."""
+
+    constants: Constants
+    rows: np.ndarray  # split row of each example here (example i here is split row rows[i])
+    dynamic: dict[str, Table]
+    static: dict[str, Table]
+    atoms_of: list[set[tuple[str, tuple[int, ...]]]] | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    def table(self, pred: str) -> Table:
+        t = self.dynamic.get(pred)
+        if t is None:
+            t = self.static.get(pred)
+        return t if t is not None else Table({}, 0)
+
+    def all_examples(self) -> Table:
+        return Table({"ex": np.arange(self.n, dtype=np.int64)}, self.n)
+
+
+def _build_facts(task: Task, split: Split, rows: np.ndarray) -> Facts:
+    constants = _constants(task)
+    vocab = _parsed(task.background_atoms, constants)
+    statics = np.asarray(task.statics, dtype=np.int64)
+    is_static_atom = np.zeros(len(vocab.pred_of), dtype=bool)
+    is_static_atom[statics] = True
+    sub = split.background[rows] if len(rows) != split.n_examples else split.background
+    coo = sub.tocoo()
+    ex, atom = coo.row.astype(np.int64), coo.col.astype(np.int64)
+    keep = ~is_static_atom[atom]
+    ex, atom = ex[keep], atom[keep]
+    dyn_preds = set(vocab.pred_of[atom].tolist())
+    # a predicate with both static and per-example atoms: its statics hold in every example
+    mixed = [i for i in statics if vocab.pred_of[i] in dyn_preds]
+    if mixed:
+        m = np.asarray(mixed, dtype=np.int64)
+        ex = np.concatenate([ex, np.repeat(np.arange(len(rows)), len(m))])
+        atom = np.concatenate([atom, np.tile(m, len(rows))])
+    order = np.argsort(vocab.pred_of[atom], kind="stable")
+    ex, atom = ex[order], atom[order]
+    pids = vocab.pred_of[atom]
+    bounds = np.searchsorted(pids, np.arange(len(vocab.preds) + 1))
+    dynamic: dict[str, Table] = {}
+    for p, name in enumerate(vocab.preds):
+        lo, hi = bounds[p], bounds[p + 1]
+        if hi > lo:
+            a = atom[lo:hi]
+            cols = {"ex": ex[lo:hi]}
+            for j in range(vocab.arity[name]):
+                cols[("a", j)] = vocab.args[a, j]
+            dynamic[name] = Table(cols, int(hi - lo))
+    static: dict[str, Table] = {}
+    for p, name in enumerate(vocab.preds):
+        if p in dyn_preds:
+            continue
+        a = statics[vocab.pred_of[statics] == p]
+        if len(a):
+            static[name] = Table({("a", j): vocab.args[a, j] for j in range(vocab.arity[name])}, len(a))
+    return Facts(constants, np.asarray(rows, dtype=np.int64), dynamic, static)
+
+
+def facts_for(task: Task, split: Split, rows: np.ndarray | None = None) -> Facts:
+    """Fact tables of ``split`` (or of its ``rows``), cached for the whole split across sub-predicates."""
+    if rows is None:
+        all_rows = np.arange(split.n_examples, dtype=np.int64)
+        key = ("facts", id(split.background), id(task.background_atoms))
+        return _cached(key, split.background, lambda: _build_facts(task, split, all_rows))
+    return _build_facts(task, split, np.asarray(rows, dtype=np.int64))
+
+
+def example_atoms(task: Task, split: Split, row: int) -> list[tuple[str, tuple[str, ...]]]:
+    """The dynamic background atoms of one example, parsed (the raw material of a bottom clause)."""
+    statics = set(int(i) for i in task.statics)
+    names = task.background_atoms.names
+    return [parse_atom(names[i]) for i in split.background_of(row) if int(i) not in statics]
+
+
+@dataclass
+class Targets:
+    """The scored target atoms of a split as a table, and its positives as keys."""
+
+    table: Table  # columns ("a", j) and "atom": the candidate atoms
+    n_atoms: int
+    positives: np.ndarray  # sorted keys ex * n_atoms + atom over the examples in ``rows``
+    rows: np.ndarray
+
+
+def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray | None = None) -> Targets:
+    vocab = _parsed(task.target_atoms, constants)
+    cand = np.unique(np.asarray(split.candidates, dtype=np.int64))
+    arity = len(parse_atom(task.target_atoms.names[0])[1]) if len(task.target_atoms) else 0
+    cols = {("a", j): vocab.args[cand, j] for j in range(arity)}
+    cols["atom"] = cand
+    rows = np.arange(split.n_examples, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    pos = split.positives[rows].tocoo()
+    is_cand = np.zeros(len(task.target_atoms), dtype=bool)
+    is_cand[cand] = True
+    keep = is_cand[pos.col]
+    keys = np.unique(pos.row[keep].astype(np.int64) * len(task.target_atoms) + pos.col[keep])
+    return Targets(Table(cols, len(cand)), len(task.target_atoms), keys, rows)
+
+
+def _literal_table(lit: Literal, facts: Facts) -> Table | None:
+    """The bindings of one literal alone: its facts filtered by constants and repeated variables."""
+    base = facts.table(lit.pred)
+    mask = np.ones(base.n, dtype=bool)
+    first: dict[int, int] = {}
+    for j, a in enumerate(lit.args):
+        col = base.cols.get(("a", j))
+        if col is None:
+            return Table({}, 0)
+        if isinstance(a, str):
+            cid = facts.constants.index.get(a)
+            if cid is None:
+                return Table({}, 0)
+            mask &= col == cid
+        elif isinstance(a, int):
+            if a in first:
+                mask &= col == base.cols[("a", first[a])]
+            else:
+                first[a] = j
+    idx = np.flatnonzero(mask)
+    cols = {v: base.cols[("a", j)][idx] for v, j in first.items()}
+    if "ex" in base.cols:
+        cols["ex"] = base.cols["ex"][idx]
+    return Table(cols, len(idx))
+
+
+def _with_examples(table: Table, facts: Facts, max_rows: int) -> Table:
+    """Make the example index explicit (a body of statics only holds in every example)."""
+    if "ex" in table.cols:
+        return table
+    return join(table, facts.all_examples(), [], max_rows)
+
+
+def extend(table: Table, lit: Literal, facts: Facts, max_rows: int) -> Table:
+    """The bindings of ``body, lit`` from the bindings of ``body``."""
+    if lit.pred == NEQ:
+        a, b = lit.args
+        return table.take(np.flatnonzero(table.cols[a] != table.cols[b]))
+    lt = _literal_table(lit, facts)
+    if lit.negated:
+        if "ex" in lt.cols:
+            table = _with_examples(table, facts, max_rows)
+        on = [c for c in lt.cols if c in table.cols]
+        return semi(table, lt, on, keep=False)
+    on = [c for c in lt.cols if c in table.cols]
+    return join(table, lt, on, max_rows)
+
+
+def derive(table: Table, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> np.ndarray:
+    """Keys (ex * n_atoms + atom, distinct, unsorted) of the scored target atoms the clause derives.
+
+    Head variables not bound by the body (an unsafe clause, met while refining) range over every
+    candidate atom: that is the coverage the clause's safe refinements are bounded by.
+    """
+    cand = targets.table
+    mask = np.ones(cand.n, dtype=bool)
+    rename: dict = {}
+    for j, a in enumerate(clause.head_args):
+        col = cand.cols[("a", j)]
+        if isinstance(a, str):
+            cid = facts.constants.index.get(a)
+            if cid is None:
+                return np.zeros(0, dtype=np.int64)
+            mask &= col == cid
+        elif a in rename.values():
+            first = next(k for k, v in rename.items() if v == a)
+            mask &= col == cand.cols[first]
+        else:
+            rename[("a", j)] = a
+    cand = cand.take(np.flatnonzero(mask))
+    cand = Table({rename[k]: v for k, v in cand.cols.items() if k in rename} | {"atom": cand.cols["atom"]}, cand.n)
+    bound = [v for v in dict.fromkeys(rename.values()) if v in table.cols]
+    proj = table.select(["ex", *bound] if "ex" in table.cols else bound).distinct()
+    proj = _with_examples(proj, facts, max_rows)
+    out = join(proj, cand, bound, max_rows)
+    # distinct already: ``proj`` is, and an atom fixes the values of the bound head variables
+    return out.cols["ex"] * targets.n_atoms + out.cols["atom"]
+
+
+def body_table(clause: Clause, facts: Facts, max_rows: int) -> Table:
+    table = Table.unit()
+    for lit in clause.body:
+        table = extend(table, lit, facts, max_rows)
+    return table
+
+
+def evaluate_clause(clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> np.ndarray:
+    """Keys the clause derives over ``facts``' examples (raises TooLarge when it is too general)."""
+    return derive(body_table(clause, facts, max_rows), clause, facts, targets, max_rows)

@@ -1,0 +1,255 @@
+"""Generate and test: the relevant hypothesis space of one seed example, searched top-down.
+
+The seed is a positive example ``h(c1..ck)`` in background ``B``. Its *bottom clause* is ``B`` plus
+the statics; every candidate rule is a generalisation of part of it that still covers the seed:
+
+* the head starts fully general (``h(V1..Vk)``, typed variables) and may be specialised by putting
+  back a seed constant (``next_cell(Pos1, Pos2, x)``);
+* a positive literal comes from a bottom atom; each of its arguments becomes the clause's variable
+  for that constant (same type family), a new typed variable, or stays the constant - so the seed
+  stays covered (the Progol property). A literal sharing no variable with the clause is allowed
+  for background fluents (an existence test such as ``does(Agent, noop)``: "a move was made"),
+  not for statics (always true);
+* a negated literal ``not p(...)`` uses bound variables, ``_`` and at most one constant, and must
+  be false in the seed; ``X != Y`` joins two bound variables whose seed values differ.
+
+Each candidate is tested on a sample of the training examples with vectorised joins
+(:mod:`learners.ilp.coverage`), most general first: a beam keeps the best partial clauses by
+``pos/P - neg/N`` (a balanced-accuracy gain), a clause that covers no negative is a result and
+is not refined further (its refinements are longer and cover less: dominated). The best
+inconsistent clauses are kept too, as material for the fallback partial cover.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from learners.ilp.bias import NEQ, Bias, Clause, Literal
+from learners.ilp.coverage import Facts, Targets, TooLarge, derive, extend
+from learners.ilp.relations import Table
+
+NEW = object()
+MAX_NEGATIONS = 300
+NEG_CONSTANTS = 6  # constants are tried in a negated literal only for types this small
+
+
+@dataclass
+class Bottom:
+    """The seed's bottom clause: its background atoms and the statics, indexed by constant."""
+
+    atoms: list[tuple[str, tuple[str, ...]]]
+    dynamic: list[bool]
+    by_const: dict[str, list[int]] = field(default_factory=dict)
+    by_pred: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, dynamic_atoms: list[tuple[str, tuple[str, ...]]], static_atoms: list[tuple[str, tuple[str, ...]]]):
+        atoms = list(dynamic_atoms) + list(static_atoms)
+        b = cls(atoms, [True] * len(dynamic_atoms) + [False] * len(static_atoms))
+        for i, (p, args) in enumerate(atoms):
+            for c in set(args):
+                b.by_const.setdefault(c, []).append(i)
+            b.by_pred.setdefault(p, []).append(args)
+        return b
+
+    def holds(self, pred: str, pattern: tuple[str | None, ...]) -> bool:
+        return any(all(x is None or x == y for x, y in zip(pattern, args, strict=True))
+                   for args in self.by_pred.get(pred, []))
+
+
+@dataclass
+class Node:
+    clause: Clause
+    theta: tuple[str, ...]  # the seed constant of each variable
+    table: Table
+    pos: int
+    neg: int
+    score: float
+
+
+@dataclass
+class SearchResult:
+    consistent: list[Clause]
+    partial: list[Clause]
+    tested: int
+    timed_out: bool
+
+
+class Search:
+    """Top-down beam search from one seed over one sample of the training examples."""
+
+    def __init__(
+        self, bias: Bias, facts: Facts, targets: Targets, bottom: Bottom, deadline: float,
+        wanted: np.ndarray | None = None,
+    ):
+        """``wanted``: the sample positives the current hypothesis misses (default: all); the beam
+        ranks clauses by how many of these they cover, so each seed looks for what is missing."""
+        self.bias = bias
+        self.s = bias.settings
+        self.facts = facts
+        self.targets = targets
+        self.bottom = bottom
+        self.deadline = deadline
+        self.wanted = targets.positives if wanted is None else wanted
+        self.n_pos = max(len(self.wanted), 1)
+        self.n_neg = max(facts.n * targets.table.n - len(targets.positives), 1)
+        self.tested = 0
+
+    # -- testing ---------------------------------------------------------------------------------
+    def _node(self, clause: Clause, theta: tuple[str, ...], table: Table) -> Node | None:
+        self.tested += 1
+        try:
+            keys = derive(table, clause, self.facts, self.targets, self.s.max_rows)
+        except TooLarge:
+            return Node(clause, theta, table, self.n_pos, self.n_neg, -1e-9) if not clause.safe() else None
+        pos = int(np.isin(keys, self.wanted, assume_unique=True).sum())
+        if pos == 0:
+            return None
+        neg = len(keys) - int(np.isin(keys, self.targets.positives, assume_unique=True).sum())
+        return Node(clause, theta, table, pos, neg, pos / self.n_pos - neg / self.n_neg)
+
+    def root(self, head_pred: str, seed_args: tuple[str, ...]) -> Node | None:
+        known = set(self.bottom.by_const)
+        args: list = []
+        for j, c in enumerate(seed_args):
+            args.append(j if c in known else c)  # a constant no body atom can bind stays a constant
+        clause = Clause(head_pred, tuple(args), (), tuple(self.bias.head_types))
+        return self._node(clause, tuple(seed_args), Table.unit())
+
+    # -- generating ------------------------------------------------------------------------------
+    def refinements(self, node: Node):
+        """(clause, theta, literal or None) for every one-step specialisation of ``node``."""
+        c, theta, bias = node.clause, node.theta, self.bias
+        bound = c.bound()
+        head_vars = [a for a in c.head_args if isinstance(a, int)]
+        for j, a in enumerate(c.head_args):
+            if isinstance(a, int) and a not in bound:
+                args = c.head_args[:j] + (theta[a],) + c.head_args[j + 1 :]
+                yield Clause(c.head_pred, args, c.body, c.types), theta, None
+        if len(c.body) >= self.s.max_body:
+            return
+        existing = list(dict.fromkeys(head_vars + sorted(bound)))
+        yield from self._positive(c, theta, existing)
+        if self.s.negation and bound:
+            yield from self._negated(c, theta, sorted(bound))
+        if self.s.inequalities:
+            for u, v in itertools.combinations(sorted(bound), 2):
+                if theta[u] != theta[v] and bias.compatible(c.types[u], c.types[v]):
+                    lit = Literal(NEQ, (u, v))
+                    if lit not in c.body:
+                        yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
+
+    def _positive(self, c: Clause, theta: tuple[str, ...], existing: list[int]):
+        bias, bottom = self.bias, self.bottom
+        const_vars: dict[str, list[int]] = {}
+        for v in existing:
+            const_vars.setdefault(theta[v], []).append(v)
+        linked = sorted({i for v in existing for i in bottom.by_const.get(theta[v], [])})
+        ground = [i for i, d in enumerate(bottom.dynamic) if d]
+        max_vars = len(c.head_args) + self.s.max_vars
+        for i in dict.fromkeys(linked + ground):
+            pred, consts = bottom.atoms[i]
+            types = bias.body_types.get(pred)
+            if types is None:
+                continue
+            options = []
+            for cst, t in zip(consts, types, strict=True):
+                link = [v for v in const_vars.get(cst, []) if bias.compatible(c.types[v], t)]
+                options.append(link + [cst] if link else [NEW, cst])
+            for combo in itertools.product(*options):
+                if not bottom.dynamic[i] and not any(isinstance(a, int) for a in combo):
+                    continue  # a static that shares nothing with the clause always holds
+                fresh: dict[str, int] = {}
+                types_out = list(c.types)
+                theta_out = list(theta)
+                args = []
+                for a, cst, t in zip(combo, consts, types, strict=True):
+                    if a is NEW:
+                        if cst not in fresh:
+                            fresh[cst] = len(types_out)
+                            types_out.append(t)
+                            theta_out.append(cst)
+                        args.append(fresh[cst])
+                    else:
+                        args.append(a)
+                if len(types_out) > max_vars:
+                    continue
+                lit = Literal(pred, tuple(args))
+                if lit in c.body:
+                    continue
+                yield Clause(c.head_pred, c.head_args, c.body + (lit,), tuple(types_out)), tuple(theta_out), lit
+
+    def _negated(self, c: Clause, theta: tuple[str, ...], bound: list[int]):
+        bias, count = self.bias, 0
+        for pred, types in sorted(bias.body_types.items()):
+            options = []
+            for t in types:
+                opts: list = [v for v in bound if bias.compatible(c.types[v], t)] + [None]
+                consts = bias.constants.get(t, [])
+                if 0 < len(consts) <= NEG_CONSTANTS:
+                    opts += consts
+                options.append(opts)
+            for combo in itertools.product(*options):
+                if not any(isinstance(a, int) for a in combo):
+                    continue
+                if sum(1 for a in combo if isinstance(a, str)) > 1:
+                    continue
+                pattern = tuple(theta[a] if isinstance(a, int) else a for a in combo)
+                if self.bottom.holds(pred, pattern):
+                    continue  # the seed must stay covered
+                lit = Literal(pred, tuple(combo), negated=True)
+                if lit in c.body or Literal(pred, tuple(combo)) in c.body:
+                    continue
+                yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
+                count += 1
+                if count >= MAX_NEGATIONS:
+                    return
+
+    # -- the search --------------------------------------------------------------------------------
+    def run(self, head_pred: str, seed_args: tuple[str, ...], max_results: int = 12) -> SearchResult:
+        root = self.root(head_pred, seed_args)
+        consistent: list[Node] = []
+        partial: list[Node] = []
+        if root is None:
+            return SearchResult([], [], self.tested, False)
+        beam, seen = [root], {root.clause.key()}
+        found_at = None  # the search ends with the level where the first consistent clause appears
+        for depth in range(self.s.max_body + 1):
+            children: list[Node] = []
+            for node in beam:
+                for clause, theta, lit in self.refinements(node):
+                    if time.monotonic() > self.deadline:
+                        return self._result(consistent, partial, True)
+                    key = clause.key()
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    try:
+                        table = node.table if lit is None else extend(node.table, lit, self.facts, self.s.max_rows)
+                    except TooLarge:
+                        continue
+                    child = self._node(clause, theta, table)
+                    if child is None:
+                        continue
+                    if child.clause.safe():
+                        if child.neg == 0:
+                            consistent.append(child)
+                            continue
+                        partial.append(child)
+                    children.append(child)
+            if consistent and found_at is None:
+                found_at = depth
+            if not children or len(consistent) >= max_results or found_at is not None:
+                break
+            children.sort(key=lambda n: (-n.score, n.clause.length))
+            beam = children[: self.s.beam]
+        return self._result(consistent, partial, False)
+
+    def _result(self, consistent: list[Node], partial: list[Node], timed_out: bool) -> SearchResult:
+        consistent.sort(key=lambda n: (-n.pos, n.clause.length))
+        partial.sort(key=lambda n: (-n.score, n.clause.length))
+        return SearchResult([n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out)

@@ -1,0 +1,129 @@
+"""Constrain: clingo chooses the optimal set of rules from the tested candidates.
+
+Coverage is already known (each rule's covered positives and negatives, as keys), so clingo solves
+only a weighted cover problem; it never grounds a rule body.
+
+* :class:`RelevantCover` is the ILASP* step, multi-shot: each iteration adds the new rules and
+  the new relevant example as a fresh program part; ``cov(E, K)`` accumulates step by step and
+  the constraint "every relevant example is covered" of step ``K`` is switched on by the external
+  ``act(K)`` (and the previous step's is released). Nothing is re-grounded. Only rules that cover
+  no negative are given, so the optimum covers every coverable relevant example (priority 2) with
+  the fewest literals (priority 1): ILASP's shortest hypothesis.
+* :func:`best_partial_cover` is the fallback when no consistent hypothesis covers every training
+  positive: over *all* training examples, minimise ``N*fn + P*fp`` (which is ``1 - balanced
+  accuracy`` up to scale) then length, with rules that may cover negatives. Examples covered by
+  the same set of rules are merged into one weighted atom, which keeps the program small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import clingo
+import numpy as np
+
+
+@dataclass
+class ScoredRule:
+    """A candidate rule with its coverage over all training examples (sorted keys)."""
+
+    text: str
+    length: int
+    pos: np.ndarray
+    neg: np.ndarray
+
+
+def _solve(ctl: clingo.Control, seconds: float) -> tuple[list[int] | None, bool]:
+    """The last (best) model's selected rule ids, and whether optimality was proven."""
+    best: list[list[int]] = []
+
+    def on_model(model: clingo.Model) -> None:
+        best[:] = [[s.arguments[0].number for s in model.symbols(shown=True)]]
+
+    with ctl.solve(on_model=on_model, async_=True) as handle:
+        finished = handle.wait(max(seconds, 0.05))
+        if not finished:
+            handle.cancel()
+        result = handle.get()
+    return (best[0] if best else None), bool(finished and result.exhausted)
+
+
+class RelevantCover:
+    """The shortest set of consistent rules covering the relevant examples, grown incrementally."""
+
+    def __init__(self) -> None:
+        self.ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
+        self.ctl.add("base", [], "#show sel/1.")
+        self.ctl.ground([("base", [])])
+        self.rules: list[ScoredRule] = []
+        self.examples: list[int] = []
+        self.step = 0
+
+    def add(self, rules: Sequence[ScoredRule], examples: Sequence[int]) -> None:
+        k = self.step = self.step + 1
+        old_rules, old_examples = len(self.rules), len(self.examples)
+        self.rules += list(rules)
+        self.examples += list(examples)
+        lines = [f"#external act({k})."]
+        for r in range(old_rules, len(self.rules)):
+            lines.append(f"{{sel({r})}}. :~ sel({r}). [{self.rules[r].length}@1,{r}]")
+        ex = np.asarray(self.examples, dtype=np.int64)
+        for r, rule in enumerate(self.rules):
+            first = 0 if r >= old_rules else old_examples  # old rules: only the new examples
+            hit = np.flatnonzero(np.isin(ex[first:], rule.pos)) + first
+            lines += [f"cov({e},{k}) :- sel({r})." for e in hit]
+        for e in range(len(self.examples)):
+            if e < old_examples and k > 1:
+                lines.append(f"cov({e},{k}) :- cov({e},{k - 1}).")
+            lines.append(f":~ act({k}), not cov({e},{k}). [1@2,e{e}]")
+        part = f"step{k}"
+        self.ctl.add(part, [], "\n".join(lines))
+        self.ctl.ground([(part, [])])
+        if k > 1:
+            self.ctl.release_external(clingo.Function("act", [clingo.Number(k - 1)]))
+        self.ctl.assign_external(clingo.Function("act", [clingo.Number(k)]), True)
+
+    def solve(self, seconds: float) -> tuple[list[int], bool]:
+        chosen, optimal = _solve(self.ctl, seconds)
+        return sorted(chosen or []), optimal
+
+
+def _classes(rules: Sequence[ScoredRule], attr: str) -> list[tuple[int, list[int]]]:
+    """(count, covering rules) for each group of keys covered by exactly the same rules."""
+    keys = [getattr(r, attr) for r in rules]
+    if not any(len(k) for k in keys):
+        return []
+    allk = np.concatenate([k for k in keys])
+    owner = np.concatenate([np.full(len(k), r, dtype=np.int64) for r, k in enumerate(keys)])
+    order = np.lexsort((owner, allk))
+    allk, owner = allk[order], owner[order]
+    starts = np.flatnonzero(np.r_[True, allk[1:] != allk[:-1]])
+    groups: dict[tuple[int, ...], int] = {}
+    for s, e in zip(starts, np.r_[starts[1:], len(allk)], strict=True):
+        sig = tuple(owner[s:e].tolist())
+        groups[sig] = groups.get(sig, 0) + 1
+    return [(n, list(sig)) for sig, n in groups.items()]
+
+
+def best_partial_cover(rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float) -> list[int]:
+    """Rules maximising training balanced accuracy (then fewest literals); see the module docstring."""
+    if not rules:
+        return []
+    total = max(n_pos + n_neg, 1)
+    w_pos = max(1, round(1000 * n_neg / total))  # weight of a missed positive: proportional to N
+    w_neg = max(1, round(1000 * n_pos / total))  # weight of a covered negative: proportional to P
+    lines = ["#show sel/1."]
+    for r, rule in enumerate(rules):
+        lines.append(f"{{sel({r})}}. :~ sel({r}). [{rule.length}@1,{r}]")
+    for c, (n, owners) in enumerate(_classes(rules, "pos")):
+        lines += [f"p({c}) :- sel({r})." for r in owners]
+        lines.append(f":~ not p({c}). [{n * w_pos}@2,p{c}]")
+    for c, (n, owners) in enumerate(_classes(rules, "neg")):
+        lines += [f"n({c}) :- sel({r})." for r in owners]
+        lines.append(f":~ n({c}). [{n * w_neg}@2,n{c}]")
+    ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
+    ctl.add("base", [], "\n".join(lines))
+    ctl.ground([("base", [])])
+    chosen, _ = _solve(ctl, seconds)
+    return sorted(chosen or [])

@@ -1,0 +1,507 @@
+"""The driver of a sweep: fan jobs out to Ray actors, enforce retries, write rows, resume.
+
+How a sweep runs:
+
+1. :func:`plan` drops every job the store already holds (resume) and numbers the attempts.
+2. One learner actor per CPU (or GPU, for learners that ask for one when the cluster has it) is
+   started with the SPREAD strategy, so a multi-node cluster gets work on every node.
+3. Jobs are grouped by task (dataset, game, target) and an actor keeps getting jobs of the task it
+   already has in its cache. Jobs go out in batches sized from the measured job time (about
+   ``batch_seconds`` of work per Ray call), so ten thousand tiny jobs cost a few hundred Ray calls
+   while long jobs go one at a time.
+4. The actor enforces budgets itself (see :mod:`orchestrator.worker`); the driver only watches for
+   lost actors. A batch whose actor died (a SIGKILLed worker, a lost node) is retried up to
+   ``max_retries`` times per job, then recorded as ``killed``. Nothing else is affected.
+5. Only this process writes rows, in batches (every ``flush_rows`` rows or ``flush_seconds``), each
+   write atomic. A driver killed mid-sweep loses at most its unflushed rows; rerunning the same
+   command finds the rest stored and runs only what is missing, so each job is stored once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections import defaultdict, deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from orchestrator import __version__
+from orchestrator.schema import FINAL_STATUSES, SCHEMA_VERSION
+from orchestrator.store import ResultStore
+from orchestrator.sweep import Job
+from orchestrator.worker import JobLimits, JobRunner
+
+
+class SchedulerError(RuntimeError):
+    """The sweep cannot run at all (no Ray, no resources); per-job failures never raise this."""
+
+
+@dataclass
+class SweepOptions:
+    """How to run a sweep (none of this changes a job's id)."""
+
+    sweep: str
+    max_retries: int = 2
+    memory_per_job: int | None = None
+    eval_timeout_s: float = 600.0
+    retry_failed: bool = False
+    retry_timeouts: bool = False
+    address: str | None = None
+    num_cpus: int | None = None
+    flush_rows: int = 2000
+    flush_seconds: float = 2.0
+    batch_seconds: float = 0.5
+    max_batch: int = 500
+    spec: dict = field(default_factory=dict)
+
+
+@dataclass
+class SweepResult:
+    planned: int
+    skipped: int
+    statuses: dict[str, int]
+    wall_s: float
+    job_seconds: float
+    interrupted: bool = False
+    lost_actors: int = 0
+    retried: int = 0
+
+    @property
+    def finished(self) -> int:
+        return sum(self.statuses.values())
+
+
+class Progress(Protocol):
+    """What the scheduler tells a progress display (see :mod:`orchestrator.progress`)."""
+
+    def begin(self, total: int, skipped: int) -> None: ...
+
+    def running(self, jobs: Sequence[Job]) -> None: ...
+
+    def finished(self, job: Job, row: dict) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def end(self, result: SweepResult) -> None: ...
+
+
+class _Silent:
+    def begin(self, total: int, skipped: int) -> None:
+        pass
+
+    def running(self, jobs: Sequence[Job]) -> None:
+        pass
+
+    def finished(self, job: Job, row: dict) -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+    def end(self, result: SweepResult) -> None:
+        pass
+
+
+# --- resume ----------------------------------------------------------------------------------------
+
+
+def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tuple[list[Job], dict[str, int]]:
+    """The jobs still to run, and each job's previous attempt number.
+
+    A stored job is skipped. ``retry_failed`` re-runs jobs whose latest row failed (error, oom,
+    killed); ``retry_timeouts`` also re-runs timeouts. A re-run writes a new row with attempt + 1.
+    """
+    latest = store.latest(["job_id", "status", "attempt"])
+    status = dict(zip(latest["job_id"].to_pylist(), latest["status"].to_pylist(), strict=True))
+    attempts = dict(zip(latest["job_id"].to_pylist(), latest["attempt"].to_pylist(), strict=True))
+    rerun = set()
+    if options.retry_failed:
+        rerun |= {"error", "oom", "killed"} - set(FINAL_STATUSES)
+    if options.retry_timeouts:
+        rerun.add("timeout")
+    todo, seen = [], set()
+    for job in jobs:
+        if job.job_id in seen:
+            continue
+        seen.add(job.job_id)
+        if job.job_id not in status or status[job.job_id] in rerun:
+            todo.append(job)
+    return todo, attempts
+
+
+# --- Ray ---------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[Any]:
+    """Connect to ``address`` or start a private local Ray bound to 127.0.0.1, token auth on.
+
+    Reuses a Ray already initialised in this process (tests) and then leaves it running.
+    """
+    import ray
+
+    if ray.is_initialized():
+        yield ray
+        return
+    mode = os.environ.get("RAY_AUTH_MODE", "").lower()
+    if mode == "disabled":
+        raise SchedulerError("RAY_AUTH_MODE=disabled: orch keeps Ray's token authentication on; unset it")
+    # Ray >= 2.5x turns token authentication on by itself for a new local cluster when
+    # RAY_AUTH_MODE is unset (creating ~/.ray/auth_token); setting the variable here, after Ray's
+    # config is loaded, would desynchronise this process from the cluster, so it is left alone.
+    common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        if address:
+            ray.init(address=address, **common)
+        else:
+            ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **common)
+    except Exception as e:  # a clear message instead of Ray's stack
+        where = address or "a local Ray"
+        raise SchedulerError(f"cannot start or reach {where}: {e}") from e
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _shape(learner: str, has_gpu: bool) -> str:
+    from learners.base import spec_for
+
+    spec, _ = spec_for(learner)
+    return "gpu" if has_gpu and spec.resources.get("num_gpus", 0) > 0 else "cpu"
+
+
+@dataclass
+class _Slot:
+    """One learner actor and the batch it is working on."""
+
+    actor: Any
+    shape: str
+    ref: Any = None
+    batch: list[Job] = field(default_factory=list)
+    sent: float = 0.0
+    deadline: float = 0.0
+    last_key: tuple | None = None
+
+
+class _Scheduler:
+    def __init__(self, ray: Any, jobs: list[Job], attempts: dict[str, int], store: ResultStore,
+                 options: SweepOptions, progress: Progress) -> None:  # fmt: skip
+        self.ray, self.store, self.options, self.progress = ray, store, options, progress
+        self.attempts = attempts
+        self.has_gpu = ray.cluster_resources().get("GPU", 0) > 0
+        self.queues: dict[str, dict[tuple, deque[Job]]] = defaultdict(lambda: defaultdict(deque))
+        shapes = {learner: _shape(learner, self.has_gpu) for learner in {j.learner for j in jobs}}
+        for job in jobs:
+            self.queues[shapes[job.learner]][job.task_key].append(job)
+        self.left = {s: sum(len(q) for q in groups.values()) for s, groups in self.queues.items()}
+        self.slots: list[_Slot] = []
+        self.job_seconds: dict[str, float] = {}  # learner -> moving average of seconds per job
+        self.retries: dict[str, int] = defaultdict(int)
+        self.buffer: list[dict] = []
+        self.flushed_at = time.monotonic()
+        self.written: set[str] = set()
+        self.statuses: dict[str, int] = defaultdict(int)
+        self.total_job_seconds = 0.0
+        self.lost_actors = 0
+        self.grown_at = 0.0
+        limits = JobLimits(options.memory_per_job, options.eval_timeout_s)
+        self.actor_class = ray.remote(JobRunner)
+        self.limits = limits
+
+    # actors
+
+    def _new_actor(self, shape: str) -> None:
+        opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0}
+        if shape == "gpu":
+            opts["num_gpus"] = 1
+        self.slots.append(_Slot(self.actor_class.options(**opts).remote(self.limits), shape))
+
+    def start_actors(self) -> None:
+        total = self.ray.cluster_resources()
+        cpus, gpus = int(total.get("CPU", 0)), int(total.get("GPU", 0))
+        want_gpu = min(gpus, self.left.get("gpu", 0)) if self.has_gpu else 0
+        want_cpu = min(max(cpus - want_gpu, 1), self.left.get("cpu", 0))
+        if cpus < 1:
+            raise SchedulerError(f"the Ray cluster has no CPU to run jobs on ({total})")
+        for shape, n in (("gpu", want_gpu), ("cpu", want_cpu)):
+            for _ in range(n):
+                self._new_actor(shape)
+        self.grown_at = time.monotonic()
+
+    def grow(self) -> None:
+        """Add an actor when the cluster gained room (an autoscaled node, a replaced worker)."""
+        now = time.monotonic()
+        if now - self.grown_at < 5.0:
+            return
+        self.grown_at = now
+        free = self.ray.available_resources()
+        for shape in ("gpu", "cpu"):
+            busy = sum(1 for s in self.slots if s.shape == shape)
+            if self.left.get(shape, 0) <= busy:
+                continue
+            if free.get("CPU", 0) >= 1 and (shape == "cpu" or free.get("GPU", 0) >= 1):
+                self._new_actor(shape)
+                return
+
+    # batches
+
+    def _estimate(self, job: Job) -> float:
+        return self.job_seconds.get(job.learner, job.budget_s)
+
+    def _take(self, slot: _Slot) -> list[Job]:
+        groups = self.queues.get(slot.shape, {})
+        key = slot.last_key if slot.last_key in groups and groups[slot.last_key] else None
+        if key is None:
+            served = {s.last_key for s in self.slots if s is not slot and s.ref is not None}
+            nonempty = [k for k, q in groups.items() if q]
+            if not nonempty:
+                return []
+            fresh = [k for k in nonempty if k not in served] or nonempty
+            key = max(fresh, key=lambda k: len(groups[k]))
+        queue, batch, cost = groups[key], [], 0.0
+        share = max(1, -(-self.left[slot.shape] // max(1, len(self.slots))))
+        while queue and len(batch) < min(self.options.max_batch, share):
+            est = self._estimate(queue[0])
+            if batch and cost + est > self.options.batch_seconds:
+                break
+            batch.append(queue.popleft())
+            cost += est
+        if not queue:
+            del groups[key]
+        slot.last_key = key
+        return batch
+
+    def dispatch(self) -> None:
+        for slot in self.slots:
+            if slot.ref is not None:
+                continue
+            batch = self._take(slot)
+            if not batch:
+                continue
+            self.left[slot.shape] -= len(batch)
+            slot.batch, slot.sent = batch, time.monotonic()
+            slot.deadline = slot.sent + sum(j.budget_s + self.options.eval_timeout_s for j in batch) + 120
+            slot.ref = slot.actor.run.remote(batch)
+            self.progress.running(batch)
+
+    def requeue(self, job: Job, shape: str) -> None:
+        self.queues[shape][job.task_key].appendleft(job)
+        self.left[shape] += 1
+
+    # results
+
+    def _record(self, job: Job, row: dict) -> None:
+        if job.job_id in self.written:
+            return  # exactly once per run, whatever happens upstream
+        self.written.add(job.job_id)
+        extra = dict(row.pop("extra", None) or {})
+        if self.retries.get(job.job_id):
+            extra["worker_failures"] = self.retries[job.job_id]
+        full = {
+            **{k: v for k, v in job.as_row().items()},
+            **row,
+            "sweep": self.options.sweep,
+            "attempt": self.attempts.get(job.job_id, 0) + 1,
+            "orch_version": __version__,
+            "schema_version": SCHEMA_VERSION,
+            "extra": json.dumps(extra, sort_keys=True),
+        }
+        self.buffer.append(full)
+        self.statuses[full["status"]] += 1
+        seconds = (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0)
+        self.total_job_seconds += seconds
+        old = self.job_seconds.get(job.learner)
+        self.job_seconds[job.learner] = seconds if old is None else 0.8 * old + 0.2 * seconds
+        self.progress.finished(job, full)
+
+    def _retry_or_record(self, job: Job, shape: str, row: dict, reason: str) -> None:
+        self.retries[job.job_id] += 1
+        if self.retries[job.job_id] <= self.options.max_retries:
+            self.requeue(job, shape)
+        else:
+            row.setdefault("status", "killed")
+            row["error"] = f"{reason}; gave up after {self.options.max_retries} retries"
+            self._record(job, row)
+
+    def _lost(self, slot: _Slot, reason: str) -> None:
+        """The actor is gone (or hung past its watchdog): its whole batch is retried."""
+        self.lost_actors += 1
+        self.slots.remove(slot)
+        try:
+            self.ray.kill(slot.actor, no_restart=True)
+        except Exception:
+            pass
+        for job in slot.batch:
+            self._retry_or_record(job, slot.shape, {"status": "killed"}, reason)
+        self.grown_at = 0.0  # look for room for a replacement at once
+
+    def collect(self, timeout: float) -> None:
+        refs = [s.ref for s in self.slots if s.ref is not None]
+        if not refs:
+            time.sleep(min(timeout, 0.05))
+            return
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        ready_set = set(ready)
+        for slot in list(self.slots):
+            if slot.ref is None:
+                continue
+            if slot.ref not in ready_set:
+                if time.monotonic() > slot.deadline:
+                    self._lost(slot, "the actor did not return within its batch deadline")
+                continue
+            ref, batch = slot.ref, slot.batch
+            slot.ref, slot.batch = None, []
+            try:
+                rows = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError as e:
+                slot.batch = batch
+                self._lost(slot, f"the worker died: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+                continue
+            except self.ray.exceptions.RayError as e:
+                for job in batch:
+                    self._record(job, {"status": "error", "error": f"the job runner failed: {e}"})
+                continue
+            by_id = {row["job_id"]: row for row in rows}
+            for job in batch:
+                row = by_id.get(job.job_id)
+                if row is None:
+                    self._record(job, {"status": "error", "error": "the actor returned no row for this job"})
+                elif row["status"] == "killed":
+                    self._retry_or_record(job, slot.shape, row, row.get("error") or "killed")
+                else:
+                    self._record(job, row)
+
+    def flush(self, force: bool = False) -> None:
+        due = time.monotonic() - self.flushed_at >= self.options.flush_seconds
+        if self.buffer and (force or due or len(self.buffer) >= self.options.flush_rows):
+            self.store.write(self.buffer)
+            self.buffer = []
+        if force or due:
+            self.flushed_at = time.monotonic()
+            in_flight = [j.job_id for s in self.slots if s.ref is not None for j in s.batch]
+            write_live_jobs(self.store, self.options.sweep, in_flight)
+
+    def pending(self) -> bool:
+        return any(self.left.values()) or any(s.ref is not None for s in self.slots)
+
+    def run(self) -> None:
+        self.start_actors()
+        stalled_since = None
+        while self.pending():
+            self.dispatch()
+            self.collect(timeout=0.1)
+            self.flush()
+            self.progress.tick()
+            self.grow()
+            if not self.slots:
+                stalled_since = stalled_since or time.monotonic()
+                if time.monotonic() - stalled_since > 120:
+                    raise SchedulerError("no worker is left and the cluster has no room for a new one")
+            else:
+                stalled_since = None
+
+    def close(self) -> None:
+        for slot in self.slots:
+            try:
+                self.ray.kill(slot.actor, no_restart=True)
+            except Exception:
+                pass
+        self.slots = []
+
+
+def run_sweep(
+    jobs: Sequence[Job],
+    store: ResultStore,
+    options: SweepOptions,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Run every job of a sweep that the store does not hold yet; return what happened.
+
+    Ctrl-C stops it cleanly: rows of finished jobs are written, the actors are stopped, and the
+    result says ``interrupted``. Rerun the same command to finish the sweep.
+    """
+    progress = progress or _Silent()
+    t0 = time.monotonic()
+    todo, attempts = plan(jobs, store, options)
+    skipped = len(jobs) - len(todo)
+    store.write_manifest({"sweep": options.sweep, "jobs": [_manifest_row(j) for j in jobs], **options.spec})
+    progress.begin(len(todo), skipped)
+    result = SweepResult(len(jobs), skipped, {}, 0.0, 0.0)
+    if not todo:
+        result.wall_s = time.monotonic() - t0
+        progress.end(result)
+        return result
+    with ray_session(options.address, options.num_cpus) as ray:
+        sched = _Scheduler(ray, todo, attempts, store, options, progress)
+        try:
+            sched.run()
+        except KeyboardInterrupt:
+            result.interrupted = True
+        finally:
+            sched.close()
+            sched.flush(force=True)
+            clear_live_jobs(store, options.sweep)
+    result.statuses = dict(sched.statuses)
+    result.wall_s = time.monotonic() - t0
+    result.job_seconds = sched.total_job_seconds
+    result.lost_actors = sched.lost_actors
+    result.retried = sum(sched.retries.values())
+    progress.end(result)
+    return result
+
+
+def _manifest_row(job: Job) -> dict:
+    return job.as_row()
+
+
+# --- the live file: which jobs a running driver has in flight (for `orch status`) ------------------
+
+LIVE_DIR = "_live"
+LIVE_STALE_S = 30.0
+
+
+def _live_path(store: ResultStore, sweep: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in sweep)
+    return f"{store.root}/{LIVE_DIR}/{safe}.json"
+
+
+def write_live_jobs(store: ResultStore, sweep: str, job_ids: Sequence[str]) -> None:
+    """Replace the sweep's live file (ignored by every Parquet reader: it starts with ``_``)."""
+    data = json.dumps({"sweep": sweep, "updated": time.time(), "pid": os.getpid(), "jobs": list(job_ids)})
+    try:
+        store.fs.create_dir(f"{store.root}/{LIVE_DIR}", recursive=True)
+        with store.fs.open_output_stream(_live_path(store, sweep)) as f:
+            f.write(data.encode())
+    except OSError:
+        pass  # a progress hint only; never fail a sweep for it
+
+
+def clear_live_jobs(store: ResultStore, sweep: str) -> None:
+    try:
+        store.fs.delete_file(_live_path(store, sweep))
+    except OSError:
+        pass
+
+
+def read_live_jobs(store: ResultStore) -> set[str]:
+    """Job ids in flight in any sweep whose driver refreshed its live file in the last 30 s."""
+    import pyarrow.fs as pafs
+
+    running: set[str] = set()
+    try:
+        infos = store.fs.get_file_info(pafs.FileSelector(f"{store.root}/{LIVE_DIR}", allow_not_found=True))
+        for info in infos:
+            if not info.base_name.endswith(".json"):
+                continue
+            with store.fs.open_input_stream(info.path) as f:
+                data = json.loads(f.read().decode())
+            if time.time() - float(data.get("updated", 0)) <= LIVE_STALE_S:
+                running.update(data.get("jobs", []))
+    except (OSError, ValueError):
+        pass
+    return running

@@ -1,0 +1,103 @@
+"""GDL rules as a clingo program.
+
+The translation keeps GDL's relations and function terms as they are, so the ASP program speaks
+the same vocabulary as the game (``true(cell(1,2,x))``, ``legal(white,mark(1,2))``):
+
+* ``(<= h b1 ... bn)`` becomes ``h :- b1, ..., bn.``; facts become ``h.``
+* variables ``?x`` become ``V_x`` (characters clingo does not allow are written ``_xHH``);
+* constants stay when they are clingo identifiers or integers, and are quoted strings otherwise
+  (``Knight`` -> ``"Knight"``); `tasks.gdl.terms.symbol_text` prints them back unquoted;
+* ``(distinct a b)`` becomes ``a != b``; ``(not (distinct a b))`` becomes ``a = b``;
+* ``(not L)`` stays ``not L``; ``(not (or A B))`` becomes ``not A, not B``;
+* ``(or A B)`` is expanded: a rule with disjunctive bodies becomes one rule per combination of
+  disjuncts (disjunctive normal form), so no auxiliary predicates are introduced.
+
+Each rule is preceded by a ``% file:line`` comment giving its GDL source. ``true`` and ``does``
+appear only in bodies: the state and the moves are supplied by whoever uses the program.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from tasks.gdl.ast import Const, Distinct, Func, Literal, Not, Or, Rule, Term, Var
+from tasks.gdl.errors import GDLError
+from tasks.gdl.terms import IDENT, constant_to_asp
+
+_VAR_CHAR = re.compile(r"[^A-Za-z0-9]")
+
+
+def var_name(name: str) -> str:
+    """``?x`` -> ``V_x``; injective on GDL variable names."""
+    return "V_" + _VAR_CHAR.sub(lambda m: f"_x{ord(m.group()):02X}", name)
+
+
+def term_to_asp(t: Term) -> str:
+    if isinstance(t, Var):
+        return var_name(t.name)
+    if isinstance(t, Const):
+        return constant_to_asp(t.name)
+    if not IDENT.match(t.name):
+        raise GDLError.at(t.pos, f"function/relation name {t.name!r} is not expressible in clingo")
+    return f"{t.name}({','.join(term_to_asp(a) for a in t.args)})"
+
+
+def atom_to_asp(a: Const | Func) -> str:
+    if isinstance(a, Const):
+        if not IDENT.match(a.name):
+            raise GDLError.at(a.pos, f"relation name {a.name!r} is not expressible in clingo")
+        return a.name
+    return term_to_asp(a)
+
+
+def expand_or(body: tuple[Literal, ...]) -> list[tuple[Literal, ...]]:
+    """The body in disjunctive normal form: one conjunction per choice of disjuncts."""
+    options: list[list[tuple[Literal, ...]]] = []
+    for lit in body:
+        if isinstance(lit, Or):
+            alts: list[tuple[Literal, ...]] = []
+            for sub in lit.lits:
+                alts.extend(expand_or((sub,)))
+            options.append(alts)
+        elif isinstance(lit, Not) and isinstance(lit.lit, Or):
+            options.append([tuple(Not(sub, lit.pos) for sub in lit.lit.lits)])
+        else:
+            options.append([(lit,)])
+    return [tuple(x for part in combo for x in part) for combo in itertools.product(*options)]
+
+
+def literal_to_asp(lit: Literal) -> str:
+    if isinstance(lit, Distinct):
+        return f"{term_to_asp(lit.left)} != {term_to_asp(lit.right)}"
+    if isinstance(lit, Not):
+        inner = lit.lit
+        if isinstance(inner, Distinct):
+            return f"{term_to_asp(inner.left)} = {term_to_asp(inner.right)}"
+        if isinstance(inner, Const | Func):
+            return f"not {atom_to_asp(inner)}"
+        raise GDLError.at(lit.pos, f"unsupported negation: {lit}")
+    if isinstance(lit, Const | Func):
+        return atom_to_asp(lit)
+    raise GDLError.at(getattr(lit, "pos", None), f"unsupported literal: {lit}")
+
+
+def rule_to_asp(rule: Rule) -> list[str]:
+    """The ASP rules for one GDL rule (several when its body has ``or``)."""
+    head = atom_to_asp(rule.head)
+    out = []
+    for body in expand_or(rule.body):
+        if body:
+            out.append(f"{head} :- {', '.join(literal_to_asp(b) for b in body)}.")
+        else:
+            out.append(f"{head}.")
+    return out
+
+
+def program_to_asp(rules: list[Rule]) -> str:
+    lines = ["% GDL rules translated for clingo (tasks.gdl.asp): true/1 and does/2 are inputs."]
+    for r in rules:
+        if r.pos is not None:
+            lines.append(f"% {r.pos.file}:{r.pos.line}")
+        lines.extend(rule_to_asp(r))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,158 @@
+"""Static checks that make a GDL program well defined (Love et al. 2008, sect. 4).
+
+* Safety: every variable of a rule's head, of a negated literal and of a ``distinct`` occurs in
+  a positive body atom (checked per disjunct after ``or`` expansion).
+* Stratification: no cycle in the relation dependency graph goes through ``not``.
+* Role of the distinguished relations: ``true``/``does`` are never derived; ``init`` does not
+  depend on ``true``/``does``; ``legal``, ``goal`` and ``terminal`` do not depend on ``does``
+  (the engine computes them from the state alone, as GDL defines).
+* Recursion restriction (GDL's restricted function symbols): see `unrestricted_recursion`. A
+  violation is not an error by itself (many games are fine in practice); the engine then grounds
+  under a time bound instead of trusting that grounding terminates.
+
+Every error names the offending rule by file:line:col.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from tasks.gdl.ast import Const, Distinct, Func, Not, Rule, Var, atoms_of, relation, variables
+from tasks.gdl.asp import expand_or
+from tasks.gdl.errors import GDLError
+
+Rel = tuple[str, int]
+
+
+def check_safety(rules: list[Rule]) -> None:
+    for r in rules:
+        for body in expand_or(r.body):
+            bound = {
+                v.name for lit in body if isinstance(lit, Const | Func) for v in variables(lit)
+            }
+            where = [("head", r.head)] + [
+                ("negated literal" if isinstance(lit, Not) else "distinct", lit)
+                for lit in body
+                if isinstance(lit, Not | Distinct)
+            ]
+            for what, x in where:
+                for v in variables(x):
+                    if v.name not in bound:
+                        raise GDLError.at(
+                            r.pos,
+                            f"unsafe rule: variable ?{v.name} in the {what} {x} does not occur in a "
+                            f"positive body atom: {r}",
+                        )
+            if isinstance(r.head, Var):
+                raise GDLError.at(r.pos, "a rule head cannot be a variable")
+
+
+def dependency_graph(rules: list[Rule]) -> dict[Rel, list[tuple[Rel, bool, Rule]]]:
+    """head relation -> [(body relation, negated, rule)]."""
+    g: dict[Rel, list[tuple[Rel, bool, Rule]]] = defaultdict(list)
+    for r in rules:
+        h = relation(r.head)
+        g[h]  # noqa: B018  (every head is a node)
+        for lit in r.body:
+            for atom, neg in atoms_of(lit):
+                g[h].append((relation(atom), neg, r))
+    return g
+
+
+def strongly_connected(g: dict[Rel, list[tuple[Rel, bool, Rule]]]) -> dict[Rel, int]:
+    """Strongly connected components of the dependency graph: relation -> component id."""
+    nodes = sorted(set(g) | {b for edges in g.values() for b, _, _ in edges})
+    ix = {n: i for i, n in enumerate(nodes)}
+    src = [ix[h] for h, edges in g.items() for _ in edges]
+    dst = [ix[b] for edges in g.values() for b, _, _ in edges]
+    m = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(len(nodes), len(nodes)))
+    _, labels = connected_components(m, directed=True, connection="strong")
+    return {n: int(labels[i]) for n, i in ix.items()}
+
+
+def check_stratified(rules: list[Rule]) -> None:
+    g = dependency_graph(rules)
+    comp = strongly_connected(g)
+    for h, edges in g.items():
+        for b, neg, r in edges:
+            if neg and comp[h] == comp[b]:
+                raise GDLError.at(
+                    r.pos,
+                    f"not stratified: {h[0]}/{h[1]} depends on itself through 'not {b[0]}' in rule {r}",
+                )
+
+
+def _reaches(g: dict[Rel, list[tuple[Rel, bool, Rule]]], start: Rel, targets: set[str]) -> Rule | None:
+    """A rule on a dependency path from ``start`` to a relation named in ``targets``, if any."""
+    seen = {start}
+    todo = [start]
+    while todo:
+        v = todo.pop()
+        for b, _, r in g.get(v, []):
+            if b[0] in targets:
+                return r
+            if b not in seen:
+                seen.add(b)
+                todo.append(b)
+    return None
+
+
+def check_roles(rules: list[Rule]) -> None:
+    for r in rules:
+        if relation(r.head)[0] in ("true", "does"):
+            raise GDLError.at(r.pos, f"'{r.head.name}' cannot be the head of a rule: {r}")
+    g = dependency_graph(rules)
+    for rel in list(g):
+        name = rel[0]
+        banned = {"init": {"true", "does"}, "legal": {"does"}, "goal": {"does"}, "terminal": {"does"}}
+        if name in banned:
+            bad = _reaches(g, rel, banned[name])
+            if bad is not None:
+                raise GDLError.at(bad.pos, f"'{name}' must not depend on {sorted(banned[name])}: {bad}")
+
+
+def unrestricted_recursion(rules: list[Rule]) -> list[Rule]:
+    """Rules that break GDL's recursion restriction (Love et al. 2008, def. 15).
+
+    For a rule with head p(s1..sn) and a positive body atom q(t1..tk) where p and q are in one
+    dependency cycle, each tj must be ground, one of the si, or a variable bound by a positive
+    body atom whose relation is outside p's cycle. Such rules cannot build ever larger terms, so
+    grounding terminates; rules returned here might not.
+    """
+    g = dependency_graph(rules)
+    comp = strongly_connected(g)
+    cyclic = {c for h, edges in g.items() for b, _, _ in edges if comp[h] == comp[b] for c in [comp[h]]}
+    bad = []
+    for r in rules:
+        h = relation(r.head)
+        if comp.get(h) not in cyclic:
+            continue
+        safe_vars = {
+            v.name
+            for lit in r.body
+            if isinstance(lit, Const | Func) and comp.get(relation(lit)) != comp[h]
+            for v in variables(lit)
+        }
+        head_args = set(r.head.args) if isinstance(r.head, Func) else set()
+        for lit in r.body:
+            if isinstance(lit, Func) and comp.get(relation(lit)) == comp[h]:
+                for t in lit.args:
+                    ground = not any(True for _ in variables(t))
+                    if not (ground or t in head_args or (isinstance(t, Var) and t.name in safe_vars)):
+                        bad.append(r)
+                        break
+                else:
+                    continue
+                break
+    return bad
+
+
+def check(rules: list[Rule]) -> None:
+    """All the static checks that make a GDL program well defined (module docstring)."""
+    check_safety(rules)
+    check_roles(rules)
+    check_stratified(rules)

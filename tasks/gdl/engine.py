@@ -1,0 +1,296 @@
+"""The fast GDL engine: ground once with clingo, then evaluate states in numpy batches.
+
+A state is a boolean vector over ``engine.fluents``; a batch of states is a (batch, fluents)
+boolean matrix. Every query loads the states into the compiled circuit (`tasks.gdl.compiled`),
+runs the state phase (legal, goal, terminal) and, when moves are given, the move phase (next).
+
+States must use fluents from ``engine.fluents`` (the over-approximated reachable set). For an
+arbitrary set of fluents, `Engine.evaluate` is exact: it uses the circuit when every fluent and
+move is known and falls back to a one-off clingo solve otherwise (counted in ``fallbacks``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tasks.gdl.compiled import DTYPE, Circuit
+from tasks.gdl.ground import ground_game
+from tasks.gdl.reference import solve_once
+from tasks.gdl.terms import canonical
+
+if TYPE_CHECKING:
+    from tasks.gdl.game import Game
+
+State = np.ndarray
+"""A boolean vector over ``Engine.fluents``."""
+
+
+@dataclass
+class Trace:
+    """One playout: states s_0..s_k (k+1, fluents) and the joint moves between them (k, roles).
+
+    ``terminal`` says s_k is terminal; otherwise the playout stopped at the step limit, or
+    (``stuck``) some role had no legal move in the non-terminal state s_k.
+    """
+
+    states: np.ndarray
+    moves: np.ndarray
+    terminal: bool
+    stuck: bool = False
+
+    def __len__(self) -> int:
+        return len(self.moves)
+
+
+class Engine:
+    """Compiled engine for one game; build it with `Game.engine()`."""
+
+    def __init__(self, game: Game):
+        self.game = game
+        g = ground_game(
+            game.to_asp(), game.name, game.static_relations, game.grounding_bounded, game.role_order
+        )
+        self.ground = g
+        self.ground_seconds = g.seconds
+        self.roles: list[str] = g.roles
+        self.fluents: list[str] = g.fluents
+        self.moves: list[list[str]] = g.moves
+        self.static_atoms: list[str] = g.static_atoms
+        self.fallbacks = 0
+        self._fluent_ix = {f: i for i, f in enumerate(self.fluents)}
+        self._move_ix = [{m: i for i, m in enumerate(ms)} for ms in self.moves]
+
+        zero = g.n_atoms  # an extra row that is always 0 stands for impossible atoms
+        self._zero = zero
+        at = g.atoms
+        self._true_rows = np.array([at[f"true({f})"] for f in self.fluents], dtype=np.int64)
+        self._next_rows = np.array([at.get(f"next({f})", zero) for f in self.fluents], dtype=np.int64)
+        self._legal_rows = [
+            np.array([at.get(f"legal({r},{m})", zero) for m in ms], dtype=np.int64)
+            for r, ms in zip(self.roles, self.moves, strict=True)
+        ]
+        self._does_rows = [
+            np.array([at[f"does({r},{m})"] for m in ms], dtype=np.int64)
+            for r, ms in zip(self.roles, self.moves, strict=True)
+        ]
+        self._goal_rows: list[list[tuple[str, int]]] = [[] for _ in self.roles]
+        role_ix = {r: i for i, r in enumerate(self.roles)}
+        prefix = "goal("
+        for text, atom in at.items():
+            if text.startswith(prefix):
+                role, _, value = text[len(prefix) : -1].partition(",")
+                if role in role_ix:
+                    self._goal_rows[role_ix[role]].append((value, atom))
+        for rows in self._goal_rows:
+            rows.sort(key=lambda x: _goal_key(x[0]))
+        self._terminal_row = at.get("terminal", zero)
+        outputs = [
+            *self._next_rows,
+            *np.concatenate(self._legal_rows + [np.zeros(0, np.int64)]),
+            *(a for rows in self._goal_rows for _, a in rows),
+            self._terminal_row,
+        ]
+        self.circuit = Circuit(g, [int(a) for a in outputs], [int(a) for d in self._does_rows for a in d])
+        self._initial = np.zeros(len(self.fluents), dtype=bool)
+        self._initial[[self._fluent_ix[f] for f in g.initial]] = True
+
+    # ----------------------------------------------------------------- batch core
+    def _load(self, states: np.ndarray) -> np.ndarray:
+        states = np.atleast_2d(np.asarray(states, dtype=bool))
+        if states.shape[1] != len(self.fluents):
+            raise ValueError(f"states have {states.shape[1]} columns, the game has {len(self.fluents)} fluents")
+        v = np.zeros((self._zero + 1, len(states)), dtype=DTYPE)
+        v[self.circuit.facts] = 1
+        v[self._true_rows] = states.T
+        self.circuit.run(v, 0)
+        return v
+
+    def _set_moves(self, v: np.ndarray, joint: np.ndarray) -> None:
+        cols = np.arange(v.shape[1])
+        for r, rows in enumerate(self._does_rows):
+            v[rows] = 0
+            if len(rows):
+                v[rows[joint[:, r]], cols] = 1
+
+    def legal_batch(self, states: np.ndarray) -> list[np.ndarray]:
+        """Per role, a (batch, moves of role) boolean matrix of legal moves."""
+        v = self._load(states)
+        return [(v[rows] > 0).T for rows in self._legal_rows]
+
+    def terminal_batch(self, states: np.ndarray) -> np.ndarray:
+        return self._load(states)[self._terminal_row] > 0
+
+    def next_batch(self, states: np.ndarray, joint: np.ndarray) -> np.ndarray:
+        """Successor states for (batch, roles) move ids; the moves are not checked for legality."""
+        v = self._load(states)
+        self._set_moves(v, np.atleast_2d(np.asarray(joint, dtype=np.int64)))
+        self.circuit.run(v, 1)
+        return (v[self._next_rows] > 0).T
+
+    # ----------------------------------------------------------------- single states
+    def initial(self) -> State:
+        return self._initial.copy()
+
+    def legal(self, state: State) -> list[np.ndarray]:
+        """Per role, the ids (into ``moves[r]``) of the legal moves."""
+        return [np.flatnonzero(m[0]) for m in self.legal_batch(state[None])]
+
+    def next(self, state: State, joint: list[int] | np.ndarray) -> State:
+        return self.next_batch(state[None], np.asarray(joint)[None])[0]
+
+    def terminal(self, state: State) -> bool:
+        return bool(self.terminal_batch(state[None])[0])
+
+    def goals(self, state: State) -> dict[str, int | str]:
+        """Each role's goal value in ``state`` (roles without one are absent; with several, the highest)."""
+        v = self._load(state[None])
+        out: dict[str, int | str] = {}
+        for role, rows in zip(self.roles, self._goal_rows, strict=True):
+            held = [value for value, atom in rows if v[atom, 0]]
+            if held:
+                best = held[-1]
+                out[role] = int(best) if best.lstrip("-").isdigit() else best
+        return out
+
+    def state_fluents(self, state: State) -> list[str]:
+        """The fluents (GDL text) true in ``state``."""
+        return [self.fluents[i] for i in np.flatnonzero(state)]
+
+    def state_of(self, fluents: list[str]) -> State:
+        """A state vector from fluent texts; KeyError names a fluent outside ``self.fluents``."""
+        s = np.zeros(len(self.fluents), dtype=bool)
+        for f in fluents:
+            c = canonical(f)
+            if c not in self._fluent_ix:
+                raise KeyError(f"{self.game.name}: fluent {c} is not among the game's possible fluents")
+            s[self._fluent_ix[c]] = True
+        return s
+
+    def move_id(self, role: str, move: str) -> int:
+        return self._move_ix[self.roles.index(role)][canonical(move)]
+
+    # ----------------------------------------------------------------- exact evaluation
+    def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
+        """Derived ``legal``/``goal``/``terminal``/``next`` atoms (GDL text) for any set of fluents.
+
+        ``next`` is computed with the given moves, or with none (only the move-independent
+        ``next`` rules can fire then). Exact for arbitrary states: unknown fluents or moves fall
+        back to a clingo solve.
+        """
+        fluents = [canonical(f) for f in true_fluents]
+        moves = {r: canonical(m) for r, m in (does or {}).items()}
+        known = all(f in self._fluent_ix for f in fluents) and all(
+            r in self.roles and m in self._move_ix[self.roles.index(r)] for r, m in moves.items()
+        )
+        if not known:
+            self.fallbacks += 1
+            facts = [f"true({f})" for f in fluents] + [f"does({r},{m})" for r, m in moves.items()]
+            derived = solve_once(self.game.to_asp(), facts)
+            return _split_derived(derived)
+        state = np.zeros(len(self.fluents), dtype=bool)
+        state[[self._fluent_ix[f] for f in fluents]] = True
+        v = self._load(state[None])
+        for r, rows in enumerate(self._does_rows):
+            v[rows] = 0
+            m = moves.get(self.roles[r])
+            if m is not None:
+                v[rows[self._move_ix[r][m]]] = 1
+        self.circuit.run(v, 1)
+        out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
+        for role, ms, rows in zip(self.roles, self.moves, self._legal_rows, strict=True):
+            out["legal"] += [f"legal({role},{m})" for m, a in zip(ms, rows, strict=True) if v[a, 0]]
+        for role, rows in zip(self.roles, self._goal_rows, strict=True):
+            out["goal"] += [f"goal({role},{value})" for value, a in rows if v[a, 0]]
+        if v[self._terminal_row, 0]:
+            out["terminal"] = ["terminal"]
+        out["next"] = [f"next({f})" for f, a in zip(self.fluents, self._next_rows, strict=True) if v[a, 0]]
+        return {k: sorted(x) for k, x in out.items()}
+
+    # ----------------------------------------------------------------- playouts
+    def playouts(self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024) -> list[Trace]:
+        """``n`` random playouts (each role uniform over its legal moves), ``batch`` at a time.
+
+        Reproducible: the same (n, max_steps, seed, batch) give the same traces. A playout stops
+        in a terminal state, after ``max_steps`` joint moves, or when some role has no legal move.
+        """
+        rng = np.random.default_rng(seed)
+        traces: list[Trace] = []
+        for start in range(0, n, batch):
+            traces.extend(self._playout_batch(min(batch, n - start), max_steps, rng))
+        return traces
+
+    def _playout_batch(self, b: int, max_steps: int, rng: np.random.Generator) -> list[Trace]:
+        n_roles = len(self.roles)
+        states: list[np.ndarray] = []  # per step: (active, fluents)
+        actives: list[np.ndarray] = []
+        joints: list[np.ndarray] = []  # per step: (active, roles)
+        ended = np.zeros(b, dtype=np.int64)
+        is_terminal = np.zeros(b, dtype=bool)
+        is_stuck = np.zeros(b, dtype=bool)
+        act = np.arange(b)
+        v = np.zeros((self._zero + 1, b), dtype=DTYPE)
+        v[self.circuit.facts] = 1
+        v[self._true_rows] = self._initial[:, None]
+        for t in range(max_steps + 1):
+            self.circuit.run(v, 0)
+            states.append((v[self._true_rows] > 0).T)
+            actives.append(act)
+            term = v[self._terminal_row] > 0
+            legal = [v[rows] > 0 for rows in self._legal_rows]
+            stuck = ~term & np.any([~lg.any(axis=0) for lg in legal], axis=0) if n_roles else ~term
+            done = term | stuck
+            if t == max_steps:
+                done[:] = True
+            ended[act[done]] = t
+            is_terminal[act[term]] = True
+            is_stuck[act[stuck]] = True
+            keep = ~done
+            if not keep.any():
+                break
+            joint = np.zeros((len(act), n_roles), dtype=np.int64)
+            for r, lg in enumerate(legal):
+                u = rng.random(lg.shape)
+                u[~lg] = -1.0
+                joint[:, r] = u.argmax(axis=0)
+            self._set_moves(v, joint)
+            self.circuit.run(v, 1)
+            nxt = v[self._next_rows][:, keep]
+            joints.append(joint)
+            v = v[:, keep]
+            v[self._true_rows] = nxt
+            act = act[keep]
+        return self._assemble(b, ended, is_terminal, is_stuck, states, actives, joints)
+
+    def _assemble(self, b, ended, is_terminal, is_stuck, states, actives, joints) -> list[Trace]:
+        where = []
+        for act in actives:
+            pos = np.full(b, -1, dtype=np.int64)
+            pos[act] = np.arange(len(act))
+            where.append(pos)
+        out = []
+        for i in range(b):
+            k = int(ended[i])
+            s = np.stack([states[t][where[t][i]] for t in range(k + 1)])
+            m = (
+                np.stack([joints[t][where[t][i]] for t in range(k)])
+                if k
+                else np.zeros((0, len(self.roles)), dtype=np.int64)
+            )
+            out.append(Trace(s, m, bool(is_terminal[i]), bool(is_stuck[i])))
+        return out
+
+
+def _goal_key(value: str) -> tuple[int, int | str]:
+    return (0, int(value)) if value.lstrip("-").isdigit() else (1, value)
+
+
+def _split_derived(derived: set[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
+    for a in derived:
+        name = a.split("(", 1)[0]
+        if name in out:
+            out[name].append(a)
+    return {k: sorted(x) for k, x in out.items()}

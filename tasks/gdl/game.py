@@ -1,0 +1,95 @@
+"""A checked GDL game: parse, validate, translate to ASP, and build engines."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tasks.gdl.ast import Const, Func, Program, Rule, relation
+from tasks.gdl.asp import program_to_asp
+from tasks.gdl.checks import check, dependency_graph, unrestricted_recursion
+from tasks.gdl.kif import parse_file, parse_text
+
+if TYPE_CHECKING:
+    from tasks.gdl.engine import Engine
+    from tasks.gdl.reference import ClingoEngine
+
+
+class Game:
+    """A GDL game that passed the static checks (safety, stratification, distinguished relations)."""
+
+    def __init__(self, program: Program, name: str | None = None):
+        self.program = program
+        self.name = name or Path(program.file).stem
+        check(program.rules)
+        self._engine: Engine | None = None
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Game:
+        return cls(parse_file(path))
+
+    @classmethod
+    def from_text(cls, text: str, name: str = "<text>", base_dir: str | Path | None = None) -> Game:
+        return cls(parse_text(text, name, base_dir), name)
+
+    @property
+    def rules(self) -> list[Rule]:
+        return self.program.rules
+
+    @cached_property
+    def relations(self) -> set[str]:
+        """Names of the relations the game defines or uses."""
+        g = dependency_graph(self.rules)
+        return {r[0] for r in g} | {b[0] for edges in g.values() for b, _, _ in edges}
+
+    @cached_property
+    def static_relations(self) -> set[str]:
+        """Relations that depend on neither ``true`` nor ``does`` (their atoms are fixed)."""
+        g = dependency_graph(self.rules)
+        dynamic = {"true", "does"}
+        changed = True
+        while changed:
+            changed = False
+            for h, edges in g.items():
+                if h[0] not in dynamic and any(b[0] in dynamic for b, _, _ in edges):
+                    dynamic.add(h[0])
+                    changed = True
+        return self.relations - dynamic - {"next"}
+
+    @cached_property
+    def role_order(self) -> list[str]:
+        """Roles as declared by ``(role r)`` facts, in source order."""
+        out = []
+        for r in self.rules:
+            if not r.body and isinstance(r.head, Func) and relation(r.head) == ("role", 1):
+                arg = r.head.args[0]
+                if isinstance(arg, Const) and arg.name not in out:
+                    out.append(arg.name)
+        return out
+
+    @cached_property
+    def grounding_bounded(self) -> bool:
+        """Whether GDL's recursion restriction holds, so that grounding provably terminates."""
+        return not unrestricted_recursion(self.rules)
+
+    def to_asp(self) -> str:
+        """The rules as a clingo program (conventions in `tasks.gdl.asp`); no state, no moves."""
+        return program_to_asp(self.rules)
+
+    def engine(self) -> Engine:
+        """The compiled engine (grounds once on first call, then cached)."""
+        if self._engine is None:
+            from tasks.gdl.engine import Engine
+
+            self._engine = Engine(self)
+        return self._engine
+
+    def clingo_engine(self) -> ClingoEngine:
+        """The reference engine: one clingo grounding, one solve per query (slow, simple)."""
+        from tasks.gdl.reference import ClingoEngine
+
+        return ClingoEngine(self)
+
+    def __repr__(self) -> str:
+        return f"Game({self.name!r}, {len(self.rules)} rules)"

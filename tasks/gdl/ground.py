@@ -1,0 +1,186 @@
+"""Ground a GDL game once with clingo, over-approximating the fluents and moves it can reach.
+
+Many game files declare no ``base``/``input``, so the possible fluents and moves are computed:
+the game's rules are grounded together with
+
+    { true(F) } :- init(F).      { true(F) } :- next(F).      { does(R,M) } :- legal(R,M).
+
+clingo's grounder instantiates rules for every atom that *may* become true, so the ground
+``true(F)`` atoms are a superset of the fluents reachable from the initial state (an
+over-approximation: negation is ignored when deciding what may hold), and likewise for moves.
+The same grounding is the program the engines evaluate: a rule instance exists for every
+combination of possible fluents and moves, with facts and static relations already simplified
+away by the grounder. The ground rules are read through `clingo.Control.register_observer`.
+
+Grounding a program that violates GDL's recursion restriction may not terminate; such games are
+first grounded in a forked child under a time bound (`GROUND_SECONDS`) and refused with a clear
+error when it is exceeded.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import dataclass, field
+
+import clingo
+
+from tasks.gdl.errors import GDLError
+from tasks.gdl.terms import symbol_text
+
+GROUND_SECONDS = 60.0
+"""Time bound for grounding a game whose recursion is not provably bounded."""
+
+SCAFFOLD = """
+% tasks.gdl.ground: every fluent that may hold and every move that may be legal.
+{ true(F) } :- init(F).
+{ true(F) } :- next(F).
+{ does(R,M) } :- legal(R,M).
+"""
+
+
+@dataclass
+class GroundRule:
+    head: int
+    pos: tuple[int, ...]
+    neg: tuple[int, ...]
+
+
+@dataclass
+class GroundGame:
+    """A game's ground program, with the atoms that matter to the engines named.
+
+    Atom ids are clingo's program atoms; ``atoms`` maps canonical GDL text (``true(cell(1,1,b))``)
+    to ids. ``rules`` are the normal rules (choice rules for true/does are left out: those atoms
+    are the inputs). ``facts`` are atoms clingo decided are always true.
+    """
+
+    roles: list[str]
+    atoms: dict[str, int]
+    facts: set[int]
+    rules: list[GroundRule]
+    fluents: list[str]
+    moves: list[list[str]]
+    initial: list[str]
+    seconds: float
+    n_atoms: int = 0
+    static_atoms: list[str] = field(default_factory=list)
+
+
+class _Collect:
+    def __init__(self) -> None:
+        self.rules: list[tuple[bool, list[int], list[int]]] = []
+        self.weight = 0
+
+    def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
+        self.rules.append((choice, list(head), list(body)))
+
+    def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
+        self.weight += 1
+
+
+def _ground_in_child(asp: str, conn) -> None:  # pragma: no cover - runs in the forked child
+    ctl = clingo.Control(["--warn=none"])
+    ctl.add("base", [], asp + SCAFFOLD)
+    ctl.ground([("base", [])])
+    conn.send(True)
+
+
+def _check_terminates(asp: str, name: str, seconds: float) -> None:
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_ground_in_child, args=(asp, child), daemon=True)
+    proc.start()
+    ok = parent.poll(seconds)
+    if not ok:
+        proc.kill()
+        proc.join()
+        raise GDLError(
+            name, 0, 0, f"grounding did not finish within {seconds:.0f} s (unrestricted recursion?)"
+        )
+    proc.join()
+
+
+def ground_game(
+    asp: str, name: str, static_relations: set[str], bounded: bool, role_order: list[str]
+) -> GroundGame:
+    """Ground ``asp`` (the game's rules) once; see the module docstring.
+
+    ``bounded`` says the static checks proved grounding terminates; otherwise it is first tried
+    in a child process under `GROUND_SECONDS`.
+    """
+    if not bounded:
+        _check_terminates(asp, name, GROUND_SECONDS)
+    t0 = time.perf_counter()
+    ctl = clingo.Control(["--warn=none"])
+    obs = _Collect()
+    ctl.register_observer(obs)
+    try:
+        ctl.add("base", [], asp + SCAFFOLD)
+        ctl.ground([("base", [])])
+    except RuntimeError as e:
+        raise GDLError(name, 0, 0, f"clingo could not ground the game: {e}") from e
+    if obs.weight:
+        raise GDLError(name, 0, 0, "unexpected weight rules in the ground GDL program")
+
+    atoms: dict[str, int] = {}
+    facts: set[int] = set()
+    by_lit: dict[int, clingo.Symbol] = {}
+    roles: list[str] = []
+    fluents: list[str] = []
+    initial: list[str] = []
+    moves_of: dict[str, list[str]] = {}
+    static_atoms: list[str] = []
+    for sa in ctl.symbolic_atoms:
+        sym = sa.symbol
+        text = symbol_text(sym)
+        atoms[text] = sa.literal
+        by_lit[sa.literal] = sym
+        if sa.is_fact:
+            facts.add(sa.literal)
+        args = sym.arguments
+        if sym.name == "true" and len(args) == 1:
+            fluents.append(symbol_text(args[0]))
+        elif sym.name == "does" and len(args) == 2:
+            moves_of.setdefault(symbol_text(args[0]), []).append(symbol_text(args[1]))
+        elif sym.name == "init" and len(args) == 1:
+            if not sa.is_fact:
+                raise GDLError(name, 0, 0, f"init atom {text} is not a fact: init must be static")
+            initial.append(symbol_text(args[0]))
+        if sym.name in static_relations and sa.is_fact:
+            static_atoms.append(text)
+    for sa in ctl.symbolic_atoms.by_signature("role", 1):
+        roles.append(symbol_text(sa.symbol.arguments[0]))
+    if not roles:
+        raise GDLError(name, 0, 0, "the game declares no role")
+    roles = sorted(roles, key=lambda r: (role_order.index(r) if r in role_order else len(role_order), r))
+
+    inputs = {atoms[f"true({f})"] for f in fluents} | {
+        atoms[f"does({r},{m})"] for r, ms in moves_of.items() for m in ms
+    }
+    rules = []
+    for choice, head, body in obs.rules:
+        if choice:
+            if not set(head) <= inputs:
+                raise GDLError(name, 0, 0, "unexpected choice rule in the ground GDL program")
+            continue
+        if len(head) != 1:
+            raise GDLError(name, 0, 0, "unexpected disjunctive/integrity rule in the ground program")
+        if head[0] in facts or head[0] in inputs:
+            continue
+        rules.append(
+            GroundRule(head[0], tuple(b for b in body if b > 0), tuple(-b for b in body if b < 0))
+        )
+    n_atoms = 1 + max([0, *atoms.values(), *(a for r in rules for a in (r.head, *r.pos, *r.neg))])
+    return GroundGame(
+        roles=roles,
+        atoms=atoms,
+        facts=facts,
+        rules=rules,
+        fluents=sorted(fluents),
+        moves=[sorted(moves_of.get(r, [])) for r in roles],
+        initial=sorted(initial),
+        seconds=time.perf_counter() - t0,
+        n_atoms=n_atoms,
+        static_atoms=sorted(static_atoms),
+    )

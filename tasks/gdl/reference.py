@@ -1,0 +1,136 @@
+"""The plain clingo engine: the reference the compiled engine is checked and benchmarked against.
+
+It grounds the game once with every possible fluent and move as a clingo ``#external`` atom,
+then answers each query by assigning the externals and solving (one solve for the state's
+legal/goal/terminal, another for ``next`` once the moves are chosen). This is the obvious way to
+run GDL on clingo; `tasks.gdl.engine.Engine` replaces the per-step solve with compiled evaluation.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import clingo
+import numpy as np
+
+from tasks.gdl.ground import ground_game
+from tasks.gdl.terms import parse_ground, symbol_text, to_symbol
+
+if TYPE_CHECKING:
+    from tasks.gdl.engine import State, Trace
+    from tasks.gdl.game import Game
+
+_DERIVED = ("legal", "goal", "terminal", "next")
+
+
+def solve_once(asp: str, facts: list[str]) -> set[str]:
+    """The derived legal/goal/terminal/next atoms of ``asp`` plus the ground ``facts`` (GDL text)."""
+    ctl = clingo.Control(["--warn=none"])
+    ctl.add("base", [], asp + "".join(f"{t}.\n" for t in _asp_terms(facts)))
+    ctl.ground([("base", [])])
+    derived: set[str] = set()
+
+    def on_model(m: clingo.Model) -> None:
+        derived.update(symbol_text(s) for s in m.symbols(atoms=True) if s.name in _DERIVED)
+
+    ctl.solve(on_model=on_model)
+    return derived
+
+
+class ClingoEngine:
+    """Same queries as the compiled engine (single states only), answered by clingo solves."""
+
+    def __init__(self, game: Game):
+        g = ground_game(
+            game.to_asp(), game.name, game.static_relations, game.grounding_bounded, game.role_order
+        )
+        self.roles, self.fluents, self.moves = g.roles, g.fluents, g.moves
+        t0 = time.perf_counter()
+        self.ctl = clingo.Control(["--warn=none"])
+        externals = [f"#external true({f})." for f in _asp_terms(self.fluents)]
+        for r, ms in zip(self.roles, self.moves, strict=True):
+            externals += [f"#external does({a},{b})." for a, b in zip(_asp_terms([r] * len(ms)), _asp_terms(ms), strict=True)]
+        self.ctl.add("base", [], game.to_asp() + "\n".join(externals))
+        self.ctl.ground([("base", [])])
+        self.ground_seconds = time.perf_counter() - t0
+        self._true = [to_symbol(parse_ground(f"true({f})")) for f in self.fluents]
+        self._does = [
+            [clingo.Function("does", [to_symbol(parse_ground(r)), to_symbol(parse_ground(m))]) for m in ms]
+            for r, ms in zip(self.roles, self.moves, strict=True)
+        ]
+        self._initial = np.zeros(len(self.fluents), dtype=bool)
+        ix = {f: i for i, f in enumerate(self.fluents)}
+        self._initial[[ix[f] for f in g.initial]] = True
+        self._fluent_ix = ix
+        self._move_ix = [{m: i for i, m in enumerate(ms)} for ms in self.moves]
+        self.solves = 0
+
+    def _solve(self, state: State, joint: list[int] | None) -> set[str]:
+        for sym, on in zip(self._true, state, strict=True):
+            self.ctl.assign_external(sym, bool(on))
+        for r, syms in enumerate(self._does):
+            for i, sym in enumerate(syms):
+                self.ctl.assign_external(sym, joint is not None and joint[r] == i)
+        out: set[str] = set()
+
+        def on_model(m: clingo.Model) -> None:
+            out.update(symbol_text(s) for s in m.symbols(atoms=True) if s.name in _DERIVED)
+
+        self.ctl.solve(on_model=on_model)
+        self.solves += 1
+        return out
+
+    def initial(self) -> State:
+        return self._initial.copy()
+
+    def derived(self, state: State, joint: list[int] | None = None) -> set[str]:
+        """All derived legal/goal/terminal/next atoms (GDL text) of the state (and moves)."""
+        return self._solve(state, joint)
+
+    def legal(self, state: State) -> list[np.ndarray]:
+        d = self._solve(state, None)
+        return [
+            np.array([i for i, m in enumerate(ms) if f"legal({r},{m})" in d], dtype=np.int64)
+            for r, ms in zip(self.roles, self.moves, strict=True)
+        ]
+
+    def terminal(self, state: State) -> bool:
+        return "terminal" in self._solve(state, None)
+
+    def next(self, state: State, joint: list[int]) -> State:
+        d = self._solve(state, list(joint))
+        return np.array([f"next({f})" in d for f in self.fluents], dtype=bool)
+
+    def playouts(self, n: int, max_steps: int = 100, seed: int = 0) -> list[Trace]:
+        """Random playouts one state at a time, two solves per step (the benchmark reference)."""
+        from tasks.gdl.engine import Trace
+
+        rng = np.random.default_rng(seed)
+        out = []
+        for _ in range(n):
+            s = self.initial()
+            states, joints = [s], []
+            terminal = stuck = False
+            for t in range(max_steps + 1):
+                d = self._solve(s, None)
+                terminal = "terminal" in d
+                legal = [
+                    [i for i, m in enumerate(ms) if f"legal({r},{m})" in d]
+                    for r, ms in zip(self.roles, self.moves, strict=True)
+                ]
+                stuck = not terminal and any(not lg for lg in legal)
+                if terminal or stuck or t == max_steps:
+                    break
+                joint = [int(lg[rng.integers(len(lg))]) for lg in legal]
+                s = self.next(s, joint)
+                states.append(s)
+                joints.append(joint)
+            moves = np.array(joints, dtype=np.int64).reshape(len(joints), len(self.roles))
+            out.append(Trace(np.stack(states), moves, terminal, stuck))
+        return out
+
+
+def _asp_terms(texts: list[str]) -> list[str]:
+    """GDL ground-term texts as clingo source (strings quoted where needed)."""
+    return [str(to_symbol(parse_ground(t))) for t in texts]

@@ -1,0 +1,238 @@
+"""Algorithm 1 of the IGGP paper: random playouts of a GDL game into (B, E+, E-) examples.
+
+``generate_game(game.txt, game.typ, out, episodes, steps, seed)`` plays ``episodes`` random
+episodes of at most ``steps`` joint moves (each role picks a legal move uniformly at random) and
+*extracts* examples for the four targets:
+
+* legal, goal, terminal, one per state s:   B = s (its ``true_*`` atoms), E+ = s_p (derived by the
+  GDL rules), E- = ground(Σ, p) - E+;
+* next, one per transition (s, a, s'):       B = s + ``does*`` atoms of the joint move a,
+  E+ = s'[true/next], E- = ground(Σ, next) - E+.
+
+Only the dynamic atoms go into an example's background; the static relations of the GDL
+(``succ``, ``role``, derived ones such as ``adjacent``) are written once, under ``statics:``.
+Negatives are implicit (closed world): the ``atoms:`` section is ground(Σ, target) from the
+``.typ`` file, and a positive or background atom that the signature cannot produce is an error
+naming the ``.typ`` file, so a signature that misses a symbol is caught at generation time.
+
+Deduplication and the split (why it is done this way): random play revisits states constantly
+(every tic-tac-toe episode starts from the same board), and the published dataset keeps each
+distinct background once. We do the same, and we split by *distinct state*: the distinct states
+are shuffled with ``seed`` and cut 4:1:1 into train/validate/test, and every target follows that
+one partition (a next example (s, a) goes where s goes). So a held-out state never occurs as a
+training background of any target, and no background occurs in two splits. The result is a
+deterministic function of (GDL, .typ, episodes, steps, seed).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tasks.gdl import Engine, Game, flatten
+from tasks.iggp import DatFile, write_dat
+from tasks.signature import Signature, parse_typ
+from tasks.task import SPLITS, TARGETS
+
+#: Split proportions, train : validate : test.
+RATIOS = (4, 1, 1)
+
+
+class GenerationError(ValueError):
+    """The GDL and the type signature disagree, or the game cannot be played."""
+
+
+#: Episodes per call of the engine's batched playouts (fixed, so results do not depend on progress).
+CHUNK = 100
+
+
+@dataclass
+class Playouts:
+    """The distinct states and transitions seen over all episodes, in first-seen order.
+
+    States are keyed by their packed fluent vector; a transition by (state key, joint move ids).
+    """
+
+    states: dict[bytes, np.ndarray] = field(default_factory=dict)
+    transitions: dict[tuple[bytes, tuple[int, ...]], bytes] = field(default_factory=dict)
+    episodes: int = 0
+    steps: int = 0
+
+
+def play(
+    engine: Engine, episodes: int, steps: int, seed: int, progress: Callable[[int], None] | None = None
+) -> Playouts:
+    """Random playouts (Algorithm 1's outer loops): every role draws a legal move uniformly.
+
+    An episode stops at a terminal state or after ``steps`` joint moves. Episodes run in chunks
+    of :data:`CHUNK` through the engine's batched playouts, chunk i seeded by (seed, i). A
+    non-terminal state where some role has no legal move is an error in the game.
+    """
+    out = Playouts()
+    for i, start in enumerate(range(0, episodes, CHUNK)):
+        n = min(CHUNK, episodes - start)
+        for trace in engine.playouts(n, steps, seed=seed * 1_000_003 + i):
+            if trace.stuck:
+                stuck = engine.state_fluents(trace.states[-1])
+                raise GenerationError(
+                    f"{engine.game.name}: some role has no legal move in the non-terminal state {stuck}"
+                )
+            keys = [np.packbits(s).tobytes() for s in trace.states]
+            for key, s in zip(keys, trace.states, strict=True):
+                out.states.setdefault(key, s)
+            for t, joint in enumerate(trace.moves):
+                out.transitions.setdefault((keys[t], tuple(int(m) for m in joint)), keys[t + 1])
+            out.steps += len(trace)
+        out.episodes += n
+        if progress is not None:
+            progress(n)
+    return out
+
+
+def split_states(states: list[bytes], seed: int) -> dict[bytes, str]:
+    """Assign each distinct state to a split, 4:1:1, reproducibly from ``seed``."""
+    order = list(range(len(states)))
+    random.Random(f"split:{seed}").shuffle(order)
+    n = len(states)
+    total = sum(RATIOS)
+    n_train = round(n * RATIOS[0] / total)
+    n_validate = round(n * RATIOS[1] / total)
+    assignment: dict[bytes, str] = {}
+    for rank, i in enumerate(order):
+        assignment[states[i]] = (
+            "train" if rank < n_train else "validate" if rank < n_train + n_validate else "test"
+        )
+    return assignment
+
+
+@dataclass
+class GeneratedGame:
+    """What :func:`generate_game` wrote: example counts per (target, split), and timings."""
+
+    game: str
+    out: Path
+    episodes: int
+    steps: int
+    distinct_states: int
+    distinct_transitions: int
+    counts: dict[str, dict[str, int]]
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return {
+            "game": self.game,
+            "out": str(self.out),
+            "episodes": self.episodes,
+            "steps": self.steps,
+            "distinct_states": self.distinct_states,
+            "distinct_transitions": self.distinct_transitions,
+            "counts": self.counts,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+#: GDL bookkeeping relations that the dataset leaves out of ``statics:`` (init is the first state,
+#: base only enumerates possible fluents); ``role`` and ``input`` stay, as in the published data.
+NOT_STATICS = frozenset({"init", "base"})
+
+
+def dataset_statics(engine: Engine) -> list[str]:
+    """The ``statics:`` section: the game's static atoms, flattened and sorted."""
+    return sorted(flatten(a) for a in engine.static_atoms if a.partition("(")[0] not in NOT_STATICS)
+
+
+def extract(
+    engine: Engine, signature: Signature, playouts: Playouts, seed: int
+) -> dict[str, dict[str, DatFile]]:
+    """The ``extract`` function: per target and split, the :class:`DatFile` to write."""
+    where = signature.source
+    atoms = {t: signature.ground(t) for t in TARGETS}
+    known = {t: set(a) for t, a in atoms.items()}
+    fluent_ok = set(signature.ground("true"))
+    does_ok = set(signature.ground("does"))
+    statics = dataset_statics(engine)
+    flat_true = [flatten(f"true({f})") for f in engine.fluents]
+    flat_next = [flatten(f"next({f})") for f in engine.fluents]
+    flat_does = [
+        [flatten(f"does({r},{m})") for m in ms] for r, ms in zip(engine.roles, engine.moves, strict=True)
+    ]
+
+    def check(flat: list[str], allowed: set[str], what: str) -> list[str]:
+        bad = [a for a in flat if a not in allowed]
+        if bad:
+            raise GenerationError(
+                f"{where}: the signature cannot produce the {what} atom {bad[0]!r}; declare its symbols in the .typ file"
+            )
+        return flat
+
+    split_of = split_states(list(playouts.states), seed)
+    files = {t: {s: DatFile(atoms[t], statics, []) for s in SPLITS} for t in TARGETS}
+    backgrounds: dict[bytes, list[str]] = {}
+    for key, state in playouts.states.items():
+        ids = np.flatnonzero(state)
+        b = backgrounds[key] = sorted(check([flat_true[i] for i in ids], fluent_ok, "fluent"))
+        derived = engine.evaluate([engine.fluents[i] for i in ids])
+        for target in ("goal", "legal", "terminal"):
+            pos = sorted(check([flatten(a) for a in derived[target]], known[target], target))
+            files[target][split_of[key]].examples.append((b, pos))
+    for (key, joint), nxt in playouts.transitions.items():
+        moves = check([flat_does[r][m] for r, m in enumerate(joint)], does_ok, "move")
+        pos = sorted(
+            check([flat_next[i] for i in np.flatnonzero(playouts.states[nxt])], known["next"], "next")
+        )
+        files["next"][split_of[key]].examples.append((sorted(backgrounds[key] + moves), pos))
+    return files
+
+
+def generate_game(
+    game_file: str | Path,
+    types_file: str | Path,
+    out: str | Path,
+    episodes: int = 1000,
+    steps: int = 100,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> GeneratedGame:
+    """Generate one game's tasks into ``out`` in the published layout; return what was written.
+
+    Writes ``out/data/{train,validate,test}/GAME_TARGET_SPLIT.dat`` (GAME is the stem of
+    ``game_file``) and copies the GDL and ``.typ`` to ``out/games/GAME.txt`` and
+    ``out/types/GAME.typ``. Safe to call per game from separate processes (one game's files only).
+    ``progress(k)`` is called as episodes complete.
+    """
+    start = time.perf_counter()
+    game_file, types_file, out = Path(game_file), Path(types_file), Path(out)
+    for p, what in ((game_file, "GDL game file"), (types_file, "type signature")):
+        if not p.is_file():
+            raise FileNotFoundError(f"{p}: {what} not found")
+    name = game_file.stem
+    engine = Game.from_file(game_file).engine()
+    signature = parse_typ(types_file)
+    playouts = play(engine, episodes, steps, seed, progress)
+    files = extract(engine, signature, playouts, seed)
+    counts: dict[str, dict[str, int]] = {}
+    for target, by_split in files.items():
+        for split, dat in by_split.items():
+            d = out / "data" / split
+            d.mkdir(parents=True, exist_ok=True)
+            write_dat(d / f"{name}_{target}_{split}.dat", dat)
+            counts.setdefault(target, {})[split] = len(dat.examples)
+    for src, sub, suffix in ((game_file, "games", ".txt"), (types_file, "types", ".typ")):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, out / sub / f"{name}{suffix}")
+    return GeneratedGame(
+        name,
+        out,
+        playouts.episodes,
+        playouts.steps,
+        len(playouts.states),
+        len(playouts.transitions),
+        counts,
+        time.perf_counter() - start,
+    )

@@ -1,0 +1,31 @@
+"""Small hand-made IGGP-style tasks for the ILP tests (never excerpts of the shared dataset)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tasks.task import Split, Task, Vocabulary, bool_csr
+
+
+def make_task(
+    examples: dict[str, Sequence[tuple[Sequence[str], Sequence[str]]]],
+    target_atoms: Sequence[str],
+    statics: Sequence[str] = (),
+    game: str = "toy",
+    target: str = "next",
+) -> Task:
+    """A Task from literal (background, positives) pairs per split; every target atom is a candidate."""
+    background = Vocabulary.of(statics)
+    for rows in examples.values():
+        for bg, _ in rows:
+            for a in bg:
+                background.add(a)
+    targets = Vocabulary.of(target_atoms)
+    splits = {}
+    for name, rows in examples.items():
+        b = bool_csr([background.ids(bg) for bg, _ in rows], len(background))
+        p = bool_csr([targets.ids(pos) for _, pos in rows], len(targets))
+        splits[name] = Split(name, b, p, np.arange(len(targets)))
+    return Task(game, target, background, targets, background.ids(statics), splits)

@@ -1,0 +1,127 @@
+"""Algorithm 1: the split, the extracted examples, reproducibility, and signature errors.
+
+The games here are hand-written (a two-role counter game), never excerpts of the shared data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tasks.check import AGREE, check_game
+from tasks.generate import GenerationError, generate_game, split_states
+from tasks.iggp import Dataset, read_dat
+from tasks.task import SPLITS, TARGETS
+
+# Two players alternately bump a counter by one or two, starting at 0; reaching 4 or more ends it.
+COUNTER_GDL = """
+(role alice)
+(role bob)
+(init (count 0))
+(init (turn alice))
+(<= (legal ?p (bump ?k)) (true (turn ?p)) (true (count ?n)) (plus ?n ?k ?m))
+(<= (legal ?p pass) (role ?p) (not (true (turn ?p))))
+(<= (next (count ?m)) (does ?p (bump ?k)) (true (count ?n)) (plus ?n ?k ?m))
+(<= (next (turn ?q)) (true (turn ?p)) (role ?q) (distinct ?p ?q))
+(<= terminal (or (true (count 4)) (true (count 5))))
+(<= (goal ?p 100) (role ?p) terminal (true (turn ?q)) (distinct ?p ?q))
+(<= (goal ?p 0) (role ?p) terminal (true (turn ?p)))
+(plus 0 1 1) (plus 0 2 2) (plus 1 1 2) (plus 1 2 3) (plus 2 1 3) (plus 2 2 4)
+(plus 3 1 4) (plus 3 2 5)
+"""
+
+COUNTER_TYP = """true, next :: prop -> bool.
+legal, does :: agent -> action -> bool.
+goal :: agent -> int -> bool.
+terminal :: bool.
+role :: agent -> bool.
+alice, bob :: agent.
+bump :: int -> action.
+pass :: action.
+0, 1, 2, 3, 4, 5, 100 :: int.
+count :: int -> prop.
+turn :: agent -> prop.
+plus :: int -> int -> int -> bool.
+"""
+
+
+@pytest.fixture
+def counter(tmp_path: Path) -> tuple[Path, Path]:
+    gdl, typ = tmp_path / "counter.txt", tmp_path / "counter.typ"
+    gdl.write_text(COUNTER_GDL)
+    typ.write_text(COUNTER_TYP)
+    return gdl, typ
+
+
+def test_split_is_4_1_1_disjoint_and_seeded() -> None:
+    states = [frozenset({f"s{i}"}) for i in range(600)]
+    a = split_states(states, seed=3)
+    assert a == split_states(states, seed=3)
+    assert a != split_states(states, seed=4)
+    sizes = {s: sum(v == s for v in a.values()) for s in SPLITS}
+    assert sizes == {"train": 400, "validate": 100, "test": 100}
+
+
+def _examples(out: Path, game: str, target: str, split: str) -> list[tuple[list[str], list[str]]]:
+    return read_dat(out / "data" / split / f"{game}_{target}_{split}.dat").examples
+
+
+def test_generate_writes_the_published_layout_and_agrees_with_the_gdl(counter, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    summary = generate_game(*counter, out, episodes=60, steps=20, seed=0)
+    assert (out / "games" / "counter.txt").read_text() == COUNTER_GDL
+    assert (out / "types" / "counter.typ").read_text() == COUNTER_TYP
+    # States: counts 0..5 with either player to move, reachable ones only (count 0 only with alice).
+    assert 6 <= summary.distinct_states <= 11
+    legal = read_dat(out / "data" / "test" / "counter_legal_test.dat")
+    assert "legal_bump(alice, 2)" in legal.atoms and "legal(bob, pass)" in legal.atoms
+    assert legal.statics == sorted(legal.statics) and "plus(0, 1, 1)" in legal.statics
+    for target in TARGETS:
+        assert summary.counts[target]["train"] > 0 and summary.counts[target]["test"] > 0
+    nxt = _examples(out, "counter", "next", "train") + _examples(out, "counter", "next", "test")
+    assert any(any(a.startswith("does_bump(") for a in b) for b, _ in nxt)
+    # The generated data must satisfy the oracle check against its own GDL.
+    result = check_game(Dataset(out), "counter")
+    assert result.status == AGREE, result.summary()
+
+
+def test_no_background_is_shared_between_splits(counter, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    generate_game(*counter, out, episodes=80, steps=20, seed=1)
+    held_out_states: set[tuple[str, ...]] = set()
+    train_states: set[tuple[str, ...]] = set()
+    for target in TARGETS:
+        seen: dict[tuple[str, ...], str] = {}
+        for split in SPLITS:
+            for b, _ in _examples(out, "counter", target, split):
+                key = tuple(b)
+                assert seen.setdefault(key, split) == split, f"{target}: {key} in {seen[key]} and {split}"
+                state = tuple(a for a in b if a.startswith("true"))
+                (train_states if split == "train" else held_out_states).add(state)
+    # One partition of states for every target: a held-out state is never a training background.
+    assert not (train_states & held_out_states)
+
+
+def test_generation_is_reproducible_from_the_seed(counter, tmp_path: Path) -> None:
+    def files(out: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted((out / "data").rglob("*.dat"))}
+
+    generate_game(*counter, tmp_path / "a", episodes=40, steps=20, seed=7)
+    generate_game(*counter, tmp_path / "b", episodes=40, steps=20, seed=7)
+    generate_game(*counter, tmp_path / "c", episodes=40, steps=20, seed=8)
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+    assert files(tmp_path / "a") != files(tmp_path / "c")
+
+
+def test_a_signature_missing_a_symbol_is_an_error_naming_the_typ(counter, tmp_path: Path) -> None:
+    gdl, typ = counter
+    typ.write_text(COUNTER_TYP.replace("0, 1, 2, 3, 4, 5, 100 :: int.", "0, 1, 2, 3, 100 :: int."))
+    with pytest.raises(GenerationError, match=r"counter\.typ.*cannot produce"):
+        generate_game(gdl, typ, tmp_path / "out", episodes=20, steps=20, seed=0)
+
+
+def test_missing_files_are_clear_errors(counter, tmp_path: Path) -> None:
+    gdl, typ = counter
+    with pytest.raises(FileNotFoundError, match="nope.typ"):
+        generate_game(gdl, tmp_path / "nope.typ", tmp_path / "out", episodes=1, steps=1)
