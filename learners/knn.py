@@ -13,8 +13,9 @@ implementations. It is exact because neighbours are ranked by the integer key
 How it is fast:
 
 * ``d(A, B) = |A| + |B| - 2 |A ∩ B|``, and all |A ∩ B| of a chunk of query rows come from one sparse
-  x dense product (query CSR times the transposed training backgrounds), chunked over query rows so
-  memory stays bounded (``chunk_cells`` distances at a time).
+  x dense product (query CSR times the transposed training backgrounds; sparse x sparse when the
+  vocabulary is huge), chunked over query rows so memory stays bounded (``chunk_cells`` distances
+  at a time).
 * The k smallest keys per row come from ``np.argpartition``, then a sort of just those k.
 * The vote is a sparse product: a neighbour-indicator matrix (n_query x n_train, k ones per row)
   times the training positives.
@@ -38,6 +39,9 @@ from tasks.task import Split, Task
 DEFAULT_CHUNK_CELLS = 1 << 22
 """Distances computed at once (4M int64 keys = 32 MiB), which bounds the peak memory of a query."""
 
+DENSE_LIMIT_CELLS = 1 << 25
+"""Largest training matrix (n_train x atoms) kept dense for the product: 32M float32 = 128 MiB."""
+
 
 def _dynamic_columns(n_atoms: int, statics: np.ndarray) -> np.ndarray | None:
     """Background columns that can differ between examples, or None when that is all of them."""
@@ -60,43 +64,76 @@ def _as_sets(m: sp.spmatrix) -> sp.csr_matrix:
 
 @dataclass
 class NeighbourIndex:
-    """The training backgrounds, prepared once for distance queries."""
+    """The training backgrounds, prepared once for distance queries.
 
-    train_t: np.ndarray  # (|background_atoms| x n_train) float32, C-contiguous: rows of B^T
+    The transposed backgrounds are kept dense when that is small (``DENSE_LIMIT_CELLS``): a sparse
+    query times a dense matrix is the fastest product here. Huge vocabularies keep them sparse, so
+    memory stays bounded whatever the task family.
+    """
+
+    train: sp.csr_matrix  # (n_train x used columns) float32 0/1
     train_sizes: np.ndarray  # |B_i| per training row (int64)
     columns: np.ndarray | None  # background columns used (statics removed), None = all
+    train_t: np.ndarray | None = None  # dense B^T (used columns x n_train), C-contiguous, if small
 
     @classmethod
-    def of(cls, background: sp.csr_matrix, statics: np.ndarray = ()) -> NeighbourIndex:
+    def of(
+        cls, background: sp.csr_matrix, statics: np.ndarray = (), dense_limit: int = DENSE_LIMIT_CELLS
+    ) -> NeighbourIndex:
         columns = _dynamic_columns(background.shape[1], statics)
         b = _as_sets(background if columns is None else background[:, columns])
-        train_t = np.ascontiguousarray(b.T.toarray())
-        return cls(train_t, np.diff(b.indptr).astype(np.int64), columns)
+        dense = np.ascontiguousarray(b.T.toarray()) if b.shape[0] * b.shape[1] <= dense_limit else None
+        return cls(b, np.diff(b.indptr).astype(np.int64), columns, dense)
+
+    def intersections(self, query_rows: sp.csr_matrix, dtype: type = np.int64) -> np.ndarray:
+        """|A ∩ B_i| for every query row A and training row B_i.
+
+        Exact: sums of 1.0 in float32 are exact integers below 2**24 atoms per background.
+        """
+        if self.train_t is not None:
+            inter = query_rows @ self.train_t
+        else:
+            inter = (query_rows @ self.train.T).toarray()
+        return inter.astype(dtype)
 
     @property
     def n_train(self) -> int:
-        return self.train_t.shape[1]
+        return self.train.shape[0]
 
     def nearest(self, query: sp.csr_matrix, k: int, chunk_cells: int = DEFAULT_CHUNK_CELLS) -> np.ndarray:
-        """Row indices of the k nearest training rows per query row, nearest first (n_query x min(k, n))."""
+        """Row indices of the k nearest training rows per query row, nearest first (n_query x min(k, n)).
+
+        Rows are ranked by the integer key ``distance * n_train + row``: unique, so the order is
+        total and equal distances go to the earlier training row. Keys are int32 when they fit
+        (twice as fast to partition), int64 otherwise.
+        """
         n = self.n_train
         if n == 0:
             raise ValueError("KNN needs at least one training example")
         k = min(k, n)
         q = _as_sets(query if self.columns is None else query[:, self.columns])
         q_sizes = np.diff(q.indptr).astype(np.int64)
-        rows = np.arange(n, dtype=np.int64)
+        largest_key = (int(q_sizes.max(initial=0)) + int(self.train_sizes.max(initial=0)) + 1) * n
+        dtype = np.int32 if largest_key < np.iinfo(np.int32).max else np.int64
+        # distance * n + row = (|A| + |B_i|) * n + row - 2n |A ∩ B_i|; the first part per row/column.
+        q_part = (q_sizes * n).astype(dtype)
+        t_part = (self.train_sizes * n + np.arange(n)).astype(dtype)
         step = max(1, chunk_cells // n)
         out = np.empty((q.shape[0], k), dtype=np.int64)
         for lo in range(0, q.shape[0], step):
             hi = min(lo + step, q.shape[0])
-            inter = np.rint(q[lo:hi] @ self.train_t).astype(np.int64)  # |A ∩ B|, exact in float32
-            dist = q_sizes[lo:hi, None] + self.train_sizes[None, :] - 2 * inter
-            key = dist * n + rows[None, :]
-            if k < n:
-                part = np.argpartition(key, k - 1, axis=1)[:, :k]
-            else:
-                part = np.broadcast_to(rows, key.shape).copy()
+            key = self.intersections(q[lo:hi], dtype)
+            key *= -2 * n
+            key += t_part[None, :]
+            key += q_part[lo:hi, None]
+            if k == 1:
+                out[lo:hi, 0] = key.argmin(axis=1)
+                continue
+            part = (
+                np.argpartition(key, k - 1, axis=1)[:, :k]
+                if k < n
+                else np.broadcast_to(np.arange(n), key.shape)
+            )
             order = np.argsort(np.take_along_axis(key, part, axis=1), axis=1)
             out[lo:hi] = np.take_along_axis(part, order, axis=1)
         return out

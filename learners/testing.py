@@ -80,7 +80,9 @@ pigeon(1..40). hole(1..39).
 """
 
 
-@register("stuck", description="Test learner: reports a model, then an endless clingo solve that ignores SIGTERM.")
+@register(
+    "stuck", description="Test learner: reports a model, then an endless clingo solve that ignores SIGTERM."
+)
 class StuckLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
         import clingo
@@ -108,8 +110,8 @@ class OomLearner(_TestLearner):
         if soft == resource.RLIM_INFINITY:
             raise RuntimeError("oom test learner refuses to run without a memory cap (--memory-per-job)")
         hoard = []
-        while True:  # 256 MiB at a time, touched so that it is really resident
-            hoard.append(np.ones(1 << 25, dtype=np.float64))
+        while True:  # 256 MiB of address space at a time (the cap is on address space, RLIMIT_AS)
+            hoard.append(np.empty(1 << 25, dtype=np.float64))
 
 
 @register("die", description="Test learner: reports a model, then SIGKILLs its own process (a dying worker).")
@@ -120,7 +122,9 @@ class DieLearner(_TestLearner):
         raise AssertionError("unreachable: the process was killed")
 
 
-@register("dieworker", description="Test learner: SIGKILLs its parent process (under orch run: the Ray worker).")
+@register(
+    "dieworker", description="Test learner: SIGKILLs its parent process (under orch run: the Ray worker)."
+)
 class DieWorkerLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
         parent = os.environ.get("ORCH_JOB_PARENT")  # set by orchestrator.worker in each job process

@@ -17,7 +17,7 @@ games_app = typer.Typer(
     help="IGGP games: list, generate tasks from GDL, check data against GDL.", no_args_is_help=True
 )
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 DATASET_HELP = "An IGGP dataset directory in the published layout (default: the bundled games)."
 

@@ -7,6 +7,7 @@ Rerunning the same command resumes: stored jobs are skipped (see :func:`orchestr
 from __future__ import annotations
 
 import json
+import signal
 from collections import defaultdict
 
 import typer
@@ -19,6 +20,10 @@ store_app = typer.Typer(help="Maintain a results store.", no_args_is_help=True)
 FAILED = ("error", "oom", "killed")
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"error: {scrub(message)}", err=True)
     return typer.Exit(2)
@@ -27,20 +32,37 @@ def _fail(message: str) -> typer.Exit:
 def run(
     games: str | None = typer.Option(None, "--games", "-g", help="Comma-separated games."),
     all_games: bool = typer.Option(False, "--all-games", help="Every game of the dataset."),
-    learners: str = typer.Option(..., "--learners", "-l", help="Comma-separated learner names (orch learners list)."),
-    targets: str | None = typer.Option(None, "--targets", help="Only these targets (goal,legal,next,terminal)."),
-    dataset: str | None = typer.Option(None, "--dataset", "-d", help="A dataset dir, graphlog:DIR, or bundled (default)."),
+    learners: str = typer.Option(
+        ..., "--learners", "-l", help="Comma-separated learner names (orch learners list)."
+    ),
+    targets: str | None = typer.Option(
+        None, "--targets", help="Only these targets (goal,legal,next,terminal)."
+    ),
+    dataset: str | None = typer.Option(
+        None, "--dataset", "-d", help="A dataset dir, graphlog:DIR, or bundled (default)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed passed to every job (part of the job id)."),
-    repeats: int = typer.Option(1, "--repeats", min=1, help="Repeat each job N times (the repeat index is in the id)."),
+    repeats: int = typer.Option(
+        1, "--repeats", min=1, help="Repeat each job N times (the repeat index is in the id)."
+    ),
     budget: str = typer.Option("30m", "--budget", help="Wall-clock budget per predicate (e.g. 30m, 90s)."),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run stored errors, ooms and kills."),
     retry_timeouts: bool = typer.Option(False, "--retry-timeouts", help="Also re-run stored timeouts."),
-    memory_per_job: str | None = typer.Option(None, "--memory-per-job", help="Memory cap per job (e.g. 4GiB): oom beyond it."),
+    memory_per_job: str | None = typer.Option(
+        None, "--memory-per-job", help="Memory cap per job (e.g. 4GiB): oom beyond it."
+    ),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Store directory or URI."),
     sweep: str | None = typer.Option(None, "--sweep", help="Sweep name (default: derived from the job ids)."),
-    address: str | None = typer.Option(None, "--address", help="A Ray cluster (default: a private local Ray on 127.0.0.1)."),
-    num_cpus: int | None = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray (default: all)."),
+    address: str | None = typer.Option(
+        None, "--address", help="A Ray cluster (default: a private local Ray on 127.0.0.1)."
+    ),
+    num_cpus: int | None = typer.Option(
+        None, "--num-cpus", min=1, help="CPUs of the local Ray (default: all)."
+    ),
+    max_actors: int | None = typer.Option(
+        None, "--max-actors", min=1, help="Workers to ask for beyond the cluster's CPUs now (autoscaling)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of progress."),
 ) -> None:
     """Run learners on every (game, predicate) of a dataset on Ray; results go to the store."""
@@ -77,13 +99,16 @@ def run(
                 "targets": target_list, "dataset": jobs[0].dataset}  # fmt: skip
     options = SweepOptions(
         name, max_retries=max_retries, memory_per_job=memory, retry_failed=retry_failed,
-        retry_timeouts=retry_timeouts, address=address, num_cpus=num_cpus, spec=settings,
+        retry_timeouts=retry_timeouts, address=address, num_cpus=num_cpus, max_actors=max_actors, spec=settings,
     )  # fmt: skip
     progress = make_progress(as_json)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill PID` stops as cleanly as Ctrl-C
     try:
         result = run_sweep(jobs, results, options, progress)
     except (SchedulerError, StoreError) as e:
         raise _fail(str(e)) from e
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if as_json:
         out = {"sweep": name, "store": scrub(store), "planned": result.planned, "skipped": result.skipped,
                "finished": result.finished, "statuses": result.statuses, "wall_s": round(result.wall_s, 3),
@@ -108,10 +133,16 @@ def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict
     status = dict(zip(latest["job_id"].to_pylist(), latest["status"].to_pylist(), strict=True))
     learner_of = dict(zip(latest["job_id"].to_pylist(), latest["learner"].to_pylist(), strict=True))
     if sweep is not None:
-        keep = {j for j, s in zip(latest["job_id"].to_pylist(), latest["sweep"].to_pylist(), strict=True) if s == sweep}
+        keep = {
+            j
+            for j, s in zip(latest["job_id"].to_pylist(), latest["sweep"].to_pylist(), strict=True)
+            if s == sweep
+        }
         status = {j: s for j, s in status.items() if j in keep or j in planned}
     running = _running_jobs(store)
-    table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(("done", "running", "failed", "remaining"), 0))
+    table: dict[str, dict[str, int]] = defaultdict(
+        lambda: dict.fromkeys(("done", "running", "failed", "remaining"), 0)
+    )
     for job, learner in {**learner_of, **planned}.items():
         if job not in status and job not in planned:
             continue

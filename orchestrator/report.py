@@ -16,6 +16,8 @@ What counts:
   ``incomplete`` column so that learners are only compared on equal terms knowingly.
 * Several seeds or repeats of one task are averaged: the task's balanced accuracy is their mean,
   and its "perfect" value the fraction of runs solved perfectly (an integer count for one run).
+* Rows of one learner and task on different data (dataset fingerprints) are not mixed: the task
+  is incomplete ("mixed datasets"); report one sweep at a time with ``--sweep``.
 * A learner run with several budgets is shown once per budget, as ``learner (60s)``.
 """
 
@@ -45,6 +47,7 @@ STRICT_NOTE = (
 _ROW_COLUMNS = [
     "job_id",
     "sweep",
+    "dataset_fingerprint",
     "game",
     "target",
     "predicate",
@@ -58,22 +61,33 @@ _ROW_COLUMNS = [
 
 @dataclass
 class TaskScore:
-    """One learner on one task (game, target), over its runs (seed x repeat)."""
+    """One learner on one task (game, target), over its runs.
+
+    ``runs`` maps ``(seed, repeat)`` to ``{predicate: Counts}`` (``None`` for a job without
+    counts); other modules (select, compare) read it in that shape.
+    """
 
     learner: str
     game: str
     target: str
     runs: dict[tuple, dict[str, Counts | None]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+    datasets: set[str | None] = field(default_factory=set)
 
     def complete(self, predicates: set[str]) -> bool:
-        return bool(self.runs) and all(
-            set(preds) >= predicates and all(c is not None for c in preds.values())
-            for preds in self.runs.values()
+        return (
+            bool(self.runs)
+            and len(self.datasets) <= 1
+            and all(
+                set(preds) >= predicates and all(c is not None for c in preds.values())
+                for preds in self.runs.values()
+            )
         )
 
     def reason(self) -> str:
-        """Why the task is incomplete: the worst status among its jobs, or 'missing'."""
+        """Why the task is incomplete: mixed data, the worst status among its jobs, or 'missing'."""
+        if len(self.datasets) > 1:
+            return "mixed datasets (use --sweep)"
         for status in ("error", "oom", "killed", "timeout"):
             if status in self.failures:
                 return status if status != "timeout" else "timeout without a model"
@@ -118,6 +132,7 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
         label = _label(r["learner"], r["budget_s"], budgets)
         score = scores.setdefault((label, r["game"], r["target"]), TaskScore(label, r["game"], r["target"]))
         run = score.runs.setdefault((r["seed"], r["repeat"]), {})
+        score.datasets.add(r["dataset_fingerprint"])
         values = [r[c] for c in counts]
         scored = r["status"] in ("ok", "timeout") and all(v is not None for v in values)
         run[r["predicate"]] = Counts(*values) if scored else None

@@ -10,8 +10,9 @@ How a sweep runs:
    ``batch_seconds`` of work per Ray call), so ten thousand tiny jobs cost a few hundred Ray calls
    while long jobs go one at a time.
 4. The actor enforces budgets itself (see :mod:`orchestrator.worker`); the driver only watches for
-   lost actors. A batch whose actor died (a SIGKILLed worker, a lost node) is retried up to
-   ``max_retries`` times per job, then recorded as ``killed``. Nothing else is affected.
+   lost actors. The jobs of a batch whose actor died (a SIGKILLed worker, a lost node) are rerun
+   one per batch, so that a death is charged to the job that caused it; a job is retried up to
+   ``max_retries`` times, then recorded as ``killed``. Nothing else is affected.
 5. Only this process writes rows, in batches (every ``flush_rows`` rows or ``flush_seconds``), each
    write atomic. A driver killed mid-sweep loses at most its unflushed rows; rerunning the same
    command finds the rest stored and runs only what is missing, so each job is stored once.
@@ -25,7 +26,7 @@ import os
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,7 +34,7 @@ from orchestrator import __version__
 from orchestrator.schema import FINAL_STATUSES, SCHEMA_VERSION
 from orchestrator.store import ResultStore
 from orchestrator.sweep import Job
-from orchestrator.worker import JobLimits, JobRunner
+from orchestrator.worker import JobLimits, JobRunner, generate_one
 
 
 class SchedulerError(RuntimeError):
@@ -56,6 +57,9 @@ class SweepOptions:
     flush_seconds: float = 2.0
     batch_seconds: float = 0.5
     max_batch: int = 500
+    max_actors: int | None = None
+    gpu: bool | None = None
+    stall_s: float = 600.0
     spec: dict = field(default_factory=dict)
 
 
@@ -136,9 +140,54 @@ def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tupl
 # --- Ray ---------------------------------------------------------------------------------------------
 
 
+LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Set to 0, Ray (2.60) advertises and binds its local node on 127.0.0.1 instead of the host's IP."""
+
+
+@contextmanager
+def loopback_only() -> Iterator[None]:
+    """Within this block, Ray nodes started from this process listen on 127.0.0.1 only.
+
+    ``ray.init(_node_ip_address="127.0.0.1")`` is not enough: Ray resolves a loopback address to the
+    host's routable IP and its servers then listen on every interface. Ray's own "no cluster" mode
+    (the one it uses on laptops) keeps every server on the loopback interface; it is switched on
+    for this process (read at call time) and, through the environment, for the node processes, and
+    switched back afterwards.
+    """
+    from ray._private import ray_constants
+
+    saved = os.environ.get(LOOPBACK_ONLY_ENV), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOOPBACK_ONLY_ENV] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if saved[0] is None:
+            os.environ.pop(LOOPBACK_ONLY_ENV, None)
+        else:
+            os.environ[LOOPBACK_ONLY_ENV] = saved[0]
+        ray_constants.ENABLE_RAY_CLUSTER = saved[1]
+
+
+@contextmanager
+def local_ray(num_cpus: int | None = None) -> Iterator[Any]:
+    """A private single-node Ray on 127.0.0.1 (:func:`loopback_only`), no dashboard; shut down after.
+
+    Token authentication stays on (Ray's default for a new local cluster).
+    """
+    import ray
+
+    with loopback_only():
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+
 @contextmanager
 def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[Any]:
-    """Connect to ``address`` or start a private local Ray bound to 127.0.0.1, token auth on.
+    """Connect to ``address`` or start a private local Ray on 127.0.0.1 (:func:`start_local_ray`).
 
     Reuses a Ray already initialised in this process (tests) and then leaves it running.
     """
@@ -153,15 +202,19 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     # Ray >= 2.5x turns token authentication on by itself for a new local cluster when
     # RAY_AUTH_MODE is unset (creating ~/.ray/auth_token); setting the variable here, after Ray's
     # config is loaded, would desynchronise this process from the cluster, so it is left alone.
-    common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    if address is None:
+        stack = ExitStack()
+        try:
+            started = stack.enter_context(local_ray(num_cpus))
+        except Exception as e:  # a clear message instead of Ray's stack
+            raise SchedulerError(f"cannot start a local Ray: {e}") from e
+        with stack:
+            yield started
+        return
     try:
-        if address:
-            ray.init(address=address, **common)
-        else:
-            ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **common)
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except Exception as e:  # a clear message instead of Ray's stack
-        where = address or "a local Ray"
-        raise SchedulerError(f"cannot start or reach {where}: {e}") from e
+        raise SchedulerError(f"cannot reach the Ray cluster at {address}: {e}") from e
     try:
         yield ray
     finally:
@@ -186,6 +239,8 @@ class _Slot:
     sent: float = 0.0
     deadline: float = 0.0
     last_key: tuple | None = None
+    ready_ref: Any = None
+    ready: bool = False
 
 
 class _Scheduler:
@@ -193,7 +248,7 @@ class _Scheduler:
                  options: SweepOptions, progress: Progress) -> None:  # fmt: skip
         self.ray, self.store, self.options, self.progress = ray, store, options, progress
         self.attempts = attempts
-        self.has_gpu = ray.cluster_resources().get("GPU", 0) > 0
+        self.has_gpu = options.gpu if options.gpu is not None else ray.cluster_resources().get("GPU", 0) > 0
         self.queues: dict[str, dict[tuple, deque[Job]]] = defaultdict(lambda: defaultdict(deque))
         shapes = {learner: _shape(learner, self.has_gpu) for learner in {j.learner for j in jobs}}
         for job in jobs:
@@ -202,6 +257,7 @@ class _Scheduler:
         self.slots: list[_Slot] = []
         self.job_seconds: dict[str, float] = {}  # learner -> moving average of seconds per job
         self.retries: dict[str, int] = defaultdict(int)
+        self.isolate: set[str] = set()  # jobs whose batch lost its worker: rerun one at a time
         self.buffer: list[dict] = []
         self.flushed_at = time.monotonic()
         self.written: set[str] = set()
@@ -219,15 +275,21 @@ class _Scheduler:
         opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0}
         if shape == "gpu":
             opts["num_gpus"] = 1
-        self.slots.append(_Slot(self.actor_class.options(**opts).remote(self.limits), shape))
+        actor = self.actor_class.options(**opts).remote(self.limits)
+        self.slots.append(_Slot(actor, shape, ready_ref=actor.info.remote()))
+
+    def _cap(self) -> int:
+        """How many actors at most: the cluster's CPUs now, or ``max_actors`` (autoscaling demand)."""
+        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        return max(cpus, self.options.max_actors or 0, 1)
 
     def start_actors(self) -> None:
+        """One actor per CPU (GPU learners: per GPU). Actors beyond what the cluster has now stay
+        pending, which is what makes an autoscaler add nodes; jobs go only to actors that started."""
         total = self.ray.cluster_resources()
-        cpus, gpus = int(total.get("CPU", 0)), int(total.get("GPU", 0))
+        gpus = int(total.get("GPU", 0)) or (1 if self.has_gpu else 0)
         want_gpu = min(gpus, self.left.get("gpu", 0)) if self.has_gpu else 0
-        want_cpu = min(max(cpus - want_gpu, 1), self.left.get("cpu", 0))
-        if cpus < 1:
-            raise SchedulerError(f"the Ray cluster has no CPU to run jobs on ({total})")
+        want_cpu = min(max(self._cap() - want_gpu, 1), self.left.get("cpu", 0))
         for shape, n in (("gpu", want_gpu), ("cpu", want_cpu)):
             for _ in range(n):
                 self._new_actor(shape)
@@ -239,14 +301,28 @@ class _Scheduler:
         if now - self.grown_at < 5.0:
             return
         self.grown_at = now
+        if len(self.slots) >= self._cap() or any(not s.ready for s in self.slots):
+            return  # at the cap, or an actor is still starting (it may be taking that room)
         free = self.ray.available_resources()
         for shape in ("gpu", "cpu"):
-            busy = sum(1 for s in self.slots if s.shape == shape)
-            if self.left.get(shape, 0) <= busy:
+            mine = sum(1 for s in self.slots if s.shape == shape)
+            if self.left.get(shape, 0) <= mine:
                 continue
             if free.get("CPU", 0) >= 1 and (shape == "cpu" or free.get("GPU", 0) >= 1):
                 self._new_actor(shape)
                 return
+
+    def _check_started(self) -> None:
+        pending = [s.ready_ref for s in self.slots if not s.ready]
+        if not pending:
+            return
+        done, _ = self.ray.wait(pending, num_returns=len(pending), timeout=0)
+        for slot in [s for s in self.slots if not s.ready and s.ready_ref in set(done)]:
+            try:
+                self.ray.get(slot.ready_ref)
+                slot.ready = True
+            except self.ray.exceptions.RayError as e:
+                self._lost(slot, f"the worker failed to start: {str(e).splitlines()[0][:300]}")
 
     # batches
 
@@ -266,6 +342,10 @@ class _Scheduler:
         queue, batch, cost = groups[key], [], 0.0
         share = max(1, -(-self.left[slot.shape] // max(1, len(self.slots))))
         while queue and len(batch) < min(self.options.max_batch, share):
+            if queue[0].job_id in self.isolate:
+                if not batch:
+                    batch.append(queue.popleft())
+                break  # a suspect job runs alone, so a worker death is pinned on the right job
             est = self._estimate(queue[0])
             if batch and cost + est > self.options.batch_seconds:
                 break
@@ -278,7 +358,7 @@ class _Scheduler:
 
     def dispatch(self) -> None:
         for slot in self.slots:
-            if slot.ref is not None:
+            if slot.ref is not None or not slot.ready:
                 continue
             batch = self._take(slot)
             if not batch:
@@ -336,8 +416,13 @@ class _Scheduler:
             self.ray.kill(slot.actor, no_restart=True)
         except Exception:
             pass
-        for job in slot.batch:
-            self._retry_or_record(job, slot.shape, {"status": "killed"}, reason)
+        if len(slot.batch) > 1:  # which job killed it is unknown: rerun each alone, count nothing yet
+            for job in slot.batch:
+                self.isolate.add(job.job_id)
+                self.requeue(job, slot.shape)
+        else:
+            for job in slot.batch:
+                self._retry_or_record(job, slot.shape, {"status": "killed"}, reason)
         self.grown_at = 0.0  # look for room for a replacement at once
 
     def collect(self, timeout: float) -> None:
@@ -393,15 +478,21 @@ class _Scheduler:
         self.start_actors()
         stalled_since = None
         while self.pending():
+            self._check_started()
             self.dispatch()
             self.collect(timeout=0.1)
             self.flush()
             self.progress.tick()
             self.grow()
-            if not self.slots:
+            if not any(s.ready for s in self.slots):
                 stalled_since = stalled_since or time.monotonic()
-                if time.monotonic() - stalled_since > 120:
-                    raise SchedulerError("no worker is left and the cluster has no room for a new one")
+                if time.monotonic() - stalled_since > self.options.stall_s:
+                    raise SchedulerError(
+                        f"no worker could start for {self.options.stall_s:.0f}s: the cluster has no room "
+                        f"(resources {self.ray.cluster_resources()})"
+                    )
+                if not self.slots:  # every actor was lost: ask for one more (demand for an autoscaler)
+                    self._new_actor(max(self.left, key=lambda shape: self.left[shape]))
             else:
                 stalled_since = None
 
@@ -505,3 +596,41 @@ def read_live_jobs(store: ResultStore) -> set[str]:
     except (OSError, ValueError):
         pass
     return running
+
+
+# --- generation sweeps -------------------------------------------------------------------------------
+
+
+def generate_games(
+    games: Sequence[tuple[str, str]],
+    out: str,
+    *,
+    episodes: int = 1000,
+    steps: int = 100,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    memory_per_job: int | None = None,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    max_retries: int = 1,
+) -> list[dict]:
+    """Generate many games' tasks in parallel on Ray: ``games`` is [(GAME.txt, GAME.typ), ...].
+
+    Each game is one Ray task running :func:`orchestrator.worker.generate_one` (a supervised child
+    per game, so a broken GDL file or a runaway playout fails only its own game, with a status);
+    a task whose worker dies is retried ``max_retries`` times. Returns one dict per game, in order.
+    """
+    with ray_session(address, num_cpus) as ray:
+        remote = ray.remote(generate_one).options(
+            num_cpus=1, max_retries=max_retries, scheduling_strategy="SPREAD"
+        )
+        refs = [remote.remote(str(g), str(t), str(out), episodes, steps, seed, timeout_s, memory_per_job)
+                for g, t in games]  # fmt: skip
+        results = []
+        for (g, _), ref in zip(games, refs, strict=True):
+            try:
+                results.append(ray.get(ref))
+            except ray.exceptions.RayError as e:
+                name = os.path.splitext(os.path.basename(str(g)))[0]
+                results.append({"game": name, "status": "killed", "error": f"{type(e).__name__}: {e}"})
+        return results

@@ -74,7 +74,8 @@ class StoreError(RuntimeError):
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@]+@")
 _SECRET_PARAM = re.compile(
     r"(?i)(?P<key>\b(?:aws_access_key_id|aws_secret_access_key|aws_session_token|access_key(?:_id)?"
-    r"|secret_key|secret_access_key|session_token|password|passwd|token))(?P<sep>\s*[=:]\s*[\"']?)[^\s&\"',;]+"
+    r"|secret_key|secret_access_key|session_token|password|passwd|token))(?P<sep>\s*(?:=|:(?!-))\s*[\"']?)"
+    r"[^\s&\"',;]+"
 )
 _AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
 
@@ -93,6 +94,10 @@ def scrub(text: str | None) -> str | None:
 
 
 # --- rows ------------------------------------------------------------------------------------------
+
+
+UNSCRUBBED = frozenset({"model"})
+"""Learned rules are made from the data, not the environment; scrubbing could corrupt a rule."""
 
 
 def _json_text(value: Any) -> str:
@@ -123,7 +128,9 @@ def _normalise(row: dict, schema: pa.Schema, defaults: dict, where: str) -> dict
         if name in out:
             out[name] = _utc(out[name])
     for field in schema:
-        if pa.types.is_string(field.type) and isinstance(out.get(field.name), str):
+        if field.name in UNSCRUBBED:
+            pass
+        elif pa.types.is_string(field.type) and isinstance(out.get(field.name), str):
             out[field.name] = scrub(out[field.name])
         if not field.nullable and out.get(field.name) is None:
             raise StoreError(f"{where}: column {field.name!r} is required")
@@ -134,6 +141,14 @@ def _table(rows: list[dict], schema: pa.Schema, where: str) -> pa.Table:
     try:
         return pa.Table.from_pylist(rows, schema=schema)
     except (pa.ArrowException, TypeError, ValueError) as e:
+        for row in rows:  # find the culprit, to name its job and column
+            for name, value in row.items():
+                try:
+                    pa.array([value], schema.field(name).type)
+                except (pa.ArrowException, TypeError, ValueError):
+                    raise StoreError(
+                        f"{where}: job {row.get('job_id')!r}: {name}={value!r:.80} is not {schema.field(name).type}"
+                    ) from e
         raise StoreError(f"{where}: a value does not fit the schema: {e}") from e
 
 
@@ -158,9 +173,12 @@ def _stamp() -> str:
 class ResultStore:
     """Job results of any number of sweeps under one root (a directory or a filesystem URI)."""
 
-    def __init__(self, uri: str | Path = DEFAULT_STORE) -> None:
+    def __init__(self, uri: str | Path = DEFAULT_STORE, *, filesystem: pafs.FileSystem | None = None) -> None:
+        """``uri``: a local directory or a pyarrow filesystem URI; with ``filesystem``, a path in it."""
         uri = str(uri)
-        if "://" in uri:
+        if filesystem is not None:
+            self.fs, root = filesystem, uri
+        elif "://" in uri:
             try:
                 self.fs, root = pafs.FileSystem.from_uri(uri)
             except (pa.ArrowException, ValueError, OSError) as e:

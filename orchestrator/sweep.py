@@ -69,7 +69,17 @@ def job_id(
 ) -> str:
     """A 16-hex-digit content hash of everything that determines a job's result."""
     key = json.dumps(
-        [game, target, predicate, learner, params, dataset_fingerprint, int(seed), int(repeat), float(budget_s)],
+        [
+            game,
+            target,
+            predicate,
+            learner,
+            params,
+            dataset_fingerprint,
+            int(seed),
+            int(repeat),
+            float(budget_s),
+        ],
         separators=(",", ":"),
     )
     return hashlib.sha256(key.encode()).hexdigest()[:16]

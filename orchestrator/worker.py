@@ -33,7 +33,7 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from orchestrator.sweep import Job
@@ -178,13 +178,13 @@ def _child_loop(work: Work, start: int, n: int) -> Callable[[int], None]:
             _send(fd, message)
 
         for i in range(start, n):
-            _send(fd, ("start", i))
+            _send(fd, ("start", i, time.monotonic()))  # CLOCK_MONOTONIC is system-wide on Linux
             _reset_peak_rss()
             try:
                 kind, payload = work(i, send)
             except BaseException as exc:
                 kind, payload = ("oom" if _oom_like(exc) else "error"), traceback.format_exc()
-            _send(fd, ("end", i, kind, payload, _peak_rss()))
+            _send(fd, ("end", i, kind, payload, _peak_rss(), time.monotonic()))
             if kind == "oom":
                 return  # the heap may be in a bad state: the next item gets a fresh child
 
@@ -229,10 +229,12 @@ def run_supervised(
                     break
                 for m in messages:
                     if m[0] == "start":
-                        current, began, began_at = m[1], time.monotonic(), _now()
+                        # the child's own clock: the deadline does not slip when this process lags
+                        current, began = m[1], m[2]
+                        began_at = _now() - timedelta(seconds=time.monotonic() - began)
                         deadline = began + seconds_for(current)
                     elif m[0] == "end":
-                        outcomes[m[1]] = Outcome(m[2], m[3], time.monotonic() - began, m[4], None, began_at)
+                        outcomes[m[1]] = Outcome(m[2], m[3], m[5] - began, m[4], None, began_at)
                         current, deadline = None, time.monotonic() + _IDLE_GUARD_S
                     else:
                         on_message(m)
@@ -243,7 +245,9 @@ def run_supervised(
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         if current is not None:
             kind = "timeout" if timed_out else "died"
-            outcomes[current] = Outcome(kind, None, time.monotonic() - began, usage.ru_maxrss * 1024, sig, began_at)
+            outcomes[current] = Outcome(
+                kind, None, time.monotonic() - began, usage.ru_maxrss * 1024, sig, began_at
+            )
             start = current + 1
         else:
             done_upto = max((i for i in outcomes if i >= start), default=None)
@@ -368,7 +372,9 @@ class TaskCache:
             return self.tasks[key]
         from tasks.sources import open_source
 
-        source = self.sources.get(job.dataset) or self.sources.setdefault(job.dataset, open_source(job.dataset))
+        source = self.sources.get(job.dataset) or self.sources.setdefault(
+            job.dataset, open_source(job.dataset)
+        )
         task = source.load_task(job.game, job.target)
         self.loads += 1
         self.tasks[key] = task
@@ -398,10 +404,14 @@ class JobRunner:
         return {"pid": os.getpid(), "node": self.node, "task_loads": self.cache.loads}
 
     def run(self, jobs: list[Job]) -> list[dict]:
-        rows, ready = [], []
+        """Rows for ``jobs`` (one per job, in order); a task that fails to load fails only its jobs."""
+        rows, ready, load_s = [], [], {}
         for job in jobs:
             try:
+                t0, loads = time.monotonic(), self.cache.loads
                 task = self.cache.get(job).for_predicate(job.predicate)
+                if self.cache.loads > loads:  # this job paid for loading the task: say so
+                    load_s[job.job_id] = time.monotonic() - t0
             except Exception:
                 now = _now()
                 rows.append(
@@ -413,5 +423,38 @@ class JobRunner:
             ready.append((job, task))
         if ready:
             done = run_jobs([j for j, _ in ready], [t for _, t in ready], self.limits)
-            rows.extend(dict(row, node=self.node) for row in done)
-        return rows
+            for row in done:
+                if row["job_id"] in load_s:
+                    row["extra"]["load_s"] = round(load_s[row["job_id"]], 4)
+                rows.append(dict(row, node=self.node))
+        order = {j.job_id: i for i, j in enumerate(jobs)}
+        return sorted(rows, key=lambda r: order[r["job_id"]])
+
+
+# --- generation jobs (GDL playouts), for `orch games generate --all` -------------------------------
+
+
+def generate_one(game_file: str, types_file: str, out: str, episodes: int, steps: int, seed: int,
+                 timeout_s: float | None = None, memory_bytes: int | None = None) -> dict:  # fmt: skip
+    """Generate one game's tasks in a supervised child: a hostile or broken GDL file fails only itself.
+
+    Returns ``{"game", "status" (ok|error|oom|timeout|killed), "error", **GeneratedGame.as_dict()}``.
+    """
+
+    def work(i: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
+        from tasks.generate import generate_game
+
+        return "ok", generate_game(game_file, types_file, out, episodes, steps, seed).as_dict()
+
+    limit = float("inf") if timeout_s is None else timeout_s
+    (outcome,) = run_supervised(1, work, lambda i: limit, memory_bytes)
+    game = os.path.splitext(os.path.basename(game_file))[0]
+    if outcome.kind == "ok":
+        return {"game": game, "status": "ok", "error": None, **outcome.payload}
+    if outcome.kind in ("error", "oom"):
+        return {"game": game, "status": outcome.kind, "error": outcome.payload}
+    if outcome.kind == "timeout":
+        return {"game": game, "status": "timeout", "error": f"generation ran past {timeout_s}s"}
+    why = _signal_name(outcome.signal) if outcome.signal else "no result"
+    status = "killed" if outcome.signal == signal.SIGKILL else "error"
+    return {"game": game, "status": status, "error": f"the generation process died ({why})"}

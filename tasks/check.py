@@ -100,14 +100,19 @@ class GameResult:
         return out
 
     def summary(self) -> str:
+        counts = self.counts().values()
+        n, agree = sum(c["examples"] for c in counts), sum(c["agree"] for c in counts)
         if self.status == AGREE:
-            n = sum(c["examples"] for c in self.counts().values())
             return f"agrees on all {n} examples"
-        first = self.first_difference
         parts = [self.reason] if self.reason else []
+        if n:
+            parts.append(f"{agree} of {n} examples agree")
+        first = self.first_difference
         if first:
             parts.append(f"first difference: {first}")
-        parts.extend(str(s) for s in self.sections[:1])
+        if self.sections:
+            more = f" (and {len(self.sections) - 1} more files)" if len(self.sections) > 1 else ""
+            parts.append(f"{self.sections[0]}{more}")
         return "; ".join(parts)
 
     def as_dict(self) -> dict:
@@ -117,6 +122,8 @@ class GameResult:
             "status": self.status,
             "reason": self.reason,
             "gdl": self.gdl,
+            "examples": sum(c["examples"] for c in self.counts().values()),
+            "agree": sum(c["agree"] for c in self.counts().values()),
             "targets": {
                 t: {
                     s.split: {"examples": s.examples, "agree": s.agree, "missing_file": s.missing_file}
@@ -169,25 +176,38 @@ def check_game(dataset: Dataset, game: str, on_file: Callable[[str], None] | Non
             signature = parse_typ(typ)
         except SignatureError as e:
             result.reason = f"bad type signature: {e}"
-    relations = _relation_names(signature)
-    derived_cache: dict[tuple[str, ...], dict[str, set[str]]] = {}
+    relations = _own_relations(engine.game.relations)
+    # Memos: the same atoms recur in most examples, and legal/goal/terminal share backgrounds.
+    inputs: dict[str, tuple[str, str]] = {}
+    flat: dict[str, str] = {}
+    derived_cache: dict[tuple[str, ...], dict[str, list[str]]] = {}
 
-    def derive(background: list[str]) -> dict[str, set[str]]:
+    def gdl_input(atom: str) -> tuple[str, str]:
+        """A background atom as ("true", fluent) or ("does", "role,move") in GDL text."""
+        if atom not in inputs:
+            name = predicate_of(atom)
+            kind = "true" if name == "true" or name.startswith("true_") else "does"
+            inputs[atom] = (kind, _inner(unflatten(atom, relations), kind))
+        return inputs[atom]
+
+    def derive(background: list[str], target: str) -> set[str]:
         key = tuple(sorted(background))
         hit = derived_cache.get(key)
         if hit is None:
             fluents, does = [], {}
-            for atom in key:
-                name = predicate_of(atom)
-                if name == "true" or name.startswith("true_"):
-                    fluents.append(_inner(unflatten(atom, relations), "true"))
-                elif name == "does" or name.startswith("does_"):
-                    role, _, move = _inner(unflatten(atom, relations), "does").partition(",")
+            for kind, text in map(gdl_input, key):
+                if kind == "true":
+                    fluents.append(text)
+                else:
+                    role, _, move = text.partition(",")
                     does[role] = move
-            derived = engine.evaluate(fluents, does)
-            hit = {t: {flatten(a) for a in derived.get(t, [])} for t in TARGETS}
-            derived_cache[key] = hit
-        return hit
+            hit = derived_cache[key] = engine.evaluate(fluents, does)
+        out = set()
+        for a in hit.get(target, []):
+            if a not in flat:
+                flat[a] = flatten(a)
+            out.add(flat[a])
+        return out
 
     partial = []
     for target in TARGETS:
@@ -213,7 +233,7 @@ def check_game(dataset: Dataset, game: str, on_file: Callable[[str], None] | Non
                 _compare_section(result, file.name, "atoms", dat.atoms, regenerated)
             _compare_section(result, file.name, "statics", dat.statics, statics)
             for i, (background, positives) in enumerate(dat.examples):
-                got = derive(background)[target]
+                got = derive(background, target)
                 want = set(positives)
                 sr.examples += 1
                 if got == want:
@@ -238,12 +258,10 @@ def _inner(atom: str, relation: str) -> str:
     return atom[len(relation) + 1 : -1]
 
 
-def _relation_names(signature) -> frozenset[str]:
-    """The game's own relation names (so ``next_to`` is not read as ``next(to(...))``)."""
-    if signature is None:
-        return frozenset()
-    keywords = {"true", "next", "legal", "does", "input", "init", "base", "goal", "terminal"}
-    return frozenset(d.name for d in signature.relations() if d.name not in keywords)
+def _own_relations(relations: set[str]) -> frozenset[str]:
+    """The game's own relation names (so a relation ``next_to`` is not read as ``next(to(...))``)."""
+    keywords = {"true", "next", "legal", "does", "input", "init", "base", "goal", "terminal", "role", "distinct"}
+    return frozenset(relations - keywords)
 
 
 def _compare_section(

@@ -27,6 +27,7 @@ deterministic function of (GDL, .typ, episodes, steps, seed).
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -38,7 +39,7 @@ import numpy as np
 from tasks.gdl import Engine, Game, flatten
 from tasks.iggp import DatFile, write_dat
 from tasks.signature import Signature, parse_typ
-from tasks.task import SPLITS, TARGETS
+from tasks.task import SPLITS, TARGETS, format_atom
 
 #: Split proportions, train : validate : test.
 RATIOS = (4, 1, 1)
@@ -77,7 +78,8 @@ def play(
     out = Playouts()
     for i, start in enumerate(range(0, episodes, CHUNK)):
         n = min(CHUNK, episodes - start)
-        for trace in engine.playouts(n, steps, seed=seed * 1_000_003 + i):
+        chunk_seed = int(np.random.SeedSequence([seed % 2**32, i]).generate_state(1)[0])
+        for trace in engine.playouts(n, steps, seed=chunk_seed):
             if trace.stuck:
                 stuck = engine.state_fluents(trace.states[-1])
                 raise GenerationError(
@@ -137,14 +139,28 @@ class GeneratedGame:
         }
 
 
-#: GDL bookkeeping relations that the dataset leaves out of ``statics:`` (init is the first state,
-#: base only enumerates possible fluents); ``role`` and ``input`` stay, as in the published data.
-NOT_STATICS = frozenset({"init", "base"})
+#: Relations the dataset leaves out of ``statics:``: GDL bookkeeping (init is the first state,
+#: base only enumerates fluents) and the targets themselves (a game may state ``(legal robot a)``
+#: as a fact; it is still a target). ``role`` and ``input`` stay, as in the published data.
+NOT_STATICS = frozenset({"init", "base", "legal", "goal", "terminal", "next"})
+
+# How the GDL parser reports a ground (distinct a b) *fact* it skipped (tasks.gdl.kif).
+_SKIPPED_DISTINCT = re.compile(r"skipped the fact \(distinct ([^\s()]+) ([^\s()]+)\)")
 
 
 def dataset_statics(engine: Engine) -> list[str]:
-    """The ``statics:`` section: the game's static atoms, flattened and sorted."""
-    return sorted(flatten(a) for a in engine.static_atoms if a.partition("(")[0] not in NOT_STATICS)
+    """The ``statics:`` section: the game's static atoms, flattened and sorted.
+
+    Quirk kept for fidelity with the published data: a few games (tron, walkabout) state
+    ``(distinct black white)`` as a fact. GDL makes ``distinct`` built in, so the parser skips
+    such facts, but the authors' generator listed them as statics, and so do we.
+    """
+    atoms = {flatten(a) for a in engine.static_atoms if a.partition("(")[0] not in NOT_STATICS}
+    for _, message in engine.game.program.skipped:
+        m = _SKIPPED_DISTINCT.search(message)
+        if m:
+            atoms.add(format_atom("distinct", m.groups()))
+    return sorted(atoms)
 
 
 def extract(

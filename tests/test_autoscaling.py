@@ -64,13 +64,13 @@ def fake_cluster_config(gcs_address: str) -> dict:
         "available_node_types": {
             HEAD: {"resources": {}, "node_config": {}, "max_workers": 0},
             "cpu_worker": {
-                "resources": {"CPU": 2, "object_store_memory": 80 * 2**20},
+                "resources": {"CPU": 2, "cpu_node": 1, "object_store_memory": 80 * 2**20},
                 "node_config": {},
                 "min_workers": 0,
                 "max_workers": 1,
             },
             "gpu_worker": {
-                "resources": {"CPU": 1, "GPU": 1, "object_store_memory": 80 * 2**20},
+                "resources": {"CPU": 1, "GPU": 1, "gpu_node": 1, "object_store_memory": 80 * 2**20},
                 "node_config": {},
                 "min_workers": 0,
                 "max_workers": 1,
@@ -125,7 +125,7 @@ def fake_cluster() -> Iterator[str]:
     os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)
     reset_auth_token_state()
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             if head.poll() is not None:
                 pytest.fail(f"ray start exited with {head.returncode}: {head.stderr.read().decode()[-2000:]}")
@@ -176,25 +176,31 @@ def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
 
 def test_demand_scales_workers_up_and_idleness_scales_them_down(fake_cluster: str) -> None:
     assert workers_alive() == {"cpu": 0, "gpu": 0}  # min_workers 0: nothing runs without demand
+    head = ray.get_runtime_context().get_node_id()  # the driver is attached to the head
 
-    @ray.remote(num_cpus=1)
-    def ilp_job() -> str:
+    def where() -> tuple[str, str]:
+        """The node a job ran on, and its type (the fake provider puts it in the node's env)."""
+        return ray.get_runtime_context().get_node_id(), os.environ.get("RAY_NODE_TYPE_NAME", "?")
+
+    # As cluster.yaml suggests: a sliver of the node-kind resource keeps CPU jobs off GPU nodes.
+    @ray.remote(num_cpus=1, resources={"cpu_node": 0.01})
+    def ilp_job() -> tuple[str, str]:
         time.sleep(1)
-        return ray.get_runtime_context().get_node_id()
+        return where()
 
     @ray.remote(num_cpus=1, num_gpus=1)
-    def gnn_job() -> tuple[str, list]:
-        return ray.get_runtime_context().get_node_id(), ray.get_gpu_ids()
+    def gnn_job() -> tuple[tuple[str, str], list]:
+        return where(), ray.get_gpu_ids()
 
     cpu_refs = [ilp_job.remote() for _ in range(2)]
     gpu_ref = gnn_job.remote()
-    cpu_nodes = set(ray.get(cpu_refs, timeout=60))
-    gpu_node, gpu_ids = ray.get(gpu_ref, timeout=60)
+    cpu_runs = set(ray.get(cpu_refs, timeout=60))
+    gpu_run, gpu_ids = ray.get(gpu_ref, timeout=60)
 
-    head_id = next(n["NodeID"] for n in ray.nodes() if n["Resources"].get("CPU", 0) == 0)
-    assert head_id not in cpu_nodes | {gpu_node}
-    assert len(cpu_nodes) == 1 and gpu_node not in cpu_nodes  # two 1-CPU jobs fit one 2-CPU worker
+    assert len(cpu_runs) == 1  # both 1-CPU jobs fit the one 2-CPU worker the demand started
+    (cpu_node, cpu_type) = cpu_runs.pop()
+    assert cpu_type == "cpu_worker" and gpu_run[1] == "gpu_worker"
+    assert len({head, cpu_node, gpu_run[0]}) == 3
     assert len(gpu_ids) == 1
-    assert workers_alive() == {"cpu": 1, "gpu": 1}
 
     wait_for(lambda: workers_alive() == {"cpu": 0, "gpu": 0}, 45, "idle workers to be removed")

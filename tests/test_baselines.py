@@ -51,7 +51,12 @@ def test_inertia_copies_true_atoms_for_next_and_statics_count_as_background():
     task = next_task()
     sources = inertia_sources(task)
     names = task.background_atoms.names
-    assert [names[s] if s >= 0 else None for s in sources] == ["true_cell(1, x)", "true_cell(2, x)", None, "true_flag()"]
+    assert [names[s] if s >= 0 else None for s in sources] == [
+        "true_cell(1, x)",
+        "true_cell(2, x)",
+        None,
+        "true_flag()",
+    ]
     pred = dense(fit("inertia", task).predict(task, task.split("test")))
     # row 0: true_cell(1, x) and the static true_flag(); row 1: true_cell(2, x) and the static.
     assert pred.tolist() == [[True, False, False, True], [False, True, False, True]]
@@ -94,7 +99,9 @@ def test_mean_needs_at_least_half_of_the_training_triples():
 
 
 def test_mean_with_no_positives_predicts_nothing():
-    task = make_task({"train": [(["a()"], []), (["b()"], [])], "test": [(["a()"], ["p(1)"])]}, ["p(1)", "p(2)"])
+    task = make_task(
+        {"train": [(["a()"], []), (["b()"], [])], "test": [(["a()"], ["p(1)"])]}, ["p(1)", "p(2)"]
+    )
     pred = dense(fit("mean", task).predict(task, task.split("test")))
     assert not pred.any()
     assert pool(count(task, task.split("test"), pred).values()) == Counts(tp=0, fp=0, tn=1, fn=1)

@@ -50,7 +50,9 @@ def test_a_timeout_does_not_hold_up_the_next_job_of_the_batch(source):
 def test_crash_is_an_error_with_the_traceback(source):
     rows, _ = _run(source, ["crash", "noop"])
     assert rows["crash"]["status"] == "error"
-    assert "Traceback" in rows["crash"]["error"] and "deliberate failure on alpha_next" in rows["crash"]["error"]
+    assert (
+        "Traceback" in rows["crash"]["error"] and "deliberate failure on alpha_next" in rows["crash"]["error"]
+    )
     assert rows["crash"]["model"] is None and "test_tp" not in rows["crash"]
     assert rows["noop"]["status"] == "ok"
 
@@ -71,6 +73,7 @@ def test_a_job_process_killed_by_sigkill_is_reported_as_killed(source):
 def test_without_a_deadline_hit_the_result_is_ok_with_timings(source):
     rows, _ = _run(source, ["sleep0.2"])
     row = rows["sleep0.2"]
-    assert row["status"] == "ok" and 0.2 <= row["learn_s"] < 2.0
+    assert row["status"] == "ok", row
+    assert 0.2 <= row["learn_s"] < 10.0
     assert row["eval_s"] >= 0 and row["peak_rss"] > 1 << 20
     assert row["started"] <= row["finished"]

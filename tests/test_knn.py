@@ -72,14 +72,19 @@ def test_empty_positives_and_empty_backgrounds():
     assert not predict("knn5", task).any()
 
 
-def test_chunking_and_several_k_at_once_agree_with_one_at_a_time():
+def test_chunks_sparse_products_and_several_k_at_once_agree_with_brute_force():
     rng = np.random.default_rng(0)
     n_atoms, n_targets = 30, 12
     train_bg = bool_csr([rng.choice(n_atoms, rng.integers(0, 8), replace=False) for _ in range(60)], n_atoms)
-    train_pos = bool_csr([rng.choice(n_targets, rng.integers(0, 4), replace=False) for _ in range(60)], n_targets)
+    train_pos = bool_csr(
+        [rng.choice(n_targets, rng.integers(0, 4), replace=False) for _ in range(60)], n_targets
+    )
     query = bool_csr([rng.choice(n_atoms, rng.integers(0, 8), replace=False) for _ in range(25)], n_atoms)
     index = NeighbourIndex.of(train_bg)
     together = knn_predictions(index, train_pos, query, [1, 5, 3])
+    sparse_index = NeighbourIndex.of(train_bg, dense_limit=0)  # the path for huge vocabularies
+    assert index.train_t is not None and sparse_index.train_t is None
+    assert sparse_index.nearest(query, 60).tolist() == index.nearest(query, 60).tolist()
     for k in (1, 3, 5):
         small_chunks = knn_predictions(index, train_pos, query, [k], chunk_cells=7)[k]
         assert (together[k] != small_chunks).nnz == 0

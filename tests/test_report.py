@@ -190,3 +190,16 @@ def test_cli_commands(store: ResultStore, tmp_path: Path) -> None:
     (bad / "results" / "part-x.parquet").write_text("nope")
     out = runner.invoke(app, ["report", "--store", str(bad)])
     assert out.exit_code == 1 and "part-x.parquet" in out.output
+
+
+def test_rows_on_other_data_are_not_mixed(tmp_path: Path) -> None:
+    s = ResultStore(tmp_path)
+    s.write(
+        [
+            result("E", "g4", "goal", "goal", (1, 0, 1, 0), dataset_fingerprint="old", job_id="e-old"),
+            result("E", "g4", "goal", "goal", (0, 1, 0, 1), dataset_fingerprint="new", job_id="e-new"),
+        ]
+    )
+    tables = report_tables(s)
+    assert by_key(tables["learner"], "learner")["E"]["tasks"] == 0
+    assert tables["incomplete"] == [{"learner": "E", "reason": "mixed datasets (use --sweep)", "tasks": 1}]

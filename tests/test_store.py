@@ -182,8 +182,8 @@ def test_bad_rows_are_rejected_naming_the_job(tmp_path: Path) -> None:
         store.write([row("a", status="done")])
     with pytest.raises(StoreError, match=r"job_id"):
         store.write([row(None)])
-    with pytest.raises(StoreError, match=r"does not fit the schema"):
-        store.write([row("a", seed="zero")])
+    with pytest.raises(StoreError, match=r"job 'b': seed='zero' is not int64"):
+        store.write([row("a"), row("b", seed="zero")])
     assert store.files() == []
 
 
@@ -206,6 +206,15 @@ def test_scrub_removes_credentials(secret: str, leaked: str) -> None:
 def test_scrub_keeps_ordinary_text() -> None:
     text = "s3://bucket/prefix and next_cell(X, Y, b) :- true_cell(X, Y, b), not does(P, mark(X, Y))."
     assert scrub(text) == text
+    rule = "token :- true_control(P), not password(P).\nlegal(P, take(token)) :- token."
+    assert scrub(rule) == rule
+
+
+def test_models_are_stored_verbatim(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    model = "password(X) :- true_cell(X).\ntoken : - b."
+    store.write([row("a", model=model)])
+    assert store.read(["model"])["model"][0].as_py() == model
 
 
 def test_credentials_are_never_stored(tmp_path: Path) -> None:
@@ -285,3 +294,31 @@ def test_file_uri_and_empty_store(tmp_path: Path) -> None:
     assert store.manifests().num_rows == 0
     store.write([row("a")])
     assert ResultStore(tmp_path / "st").job_status() == {"a": "ok"}
+
+
+def test_object_store_path_writes_final_keys_directly(tmp_path: Path) -> None:
+    """A filesystem without atomic rename (here fsspec's in-memory one, like S3) gets one PUT per file."""
+    fsspec = pytest.importorskip("fsspec")
+    import pyarrow.fs as pafs
+
+    memory = fsspec.filesystem("memory")
+    fs = pafs.PyFileSystem(pafs.FSSpecHandler(memory))
+    store = ResultStore(f"orch-test-{tmp_path.name}/st", filesystem=fs)
+    assert not store.local
+    store.write([row("a")])
+    store.write([row("b"), row("a", attempt=2, status="timeout")])
+    store.write_manifest({"sweep": "s", "jobs": [{"job_id": "a"}, {"job_id": "b"}]})
+    assert store.job_status() == {"a": "timeout", "b": "ok"}
+    assert not memory.exists(f"/orch-test-{tmp_path.name}/st/_tmp")
+    assert store.compact() == (2, 1)
+    assert sorted(store.read(["job_id"])["job_id"].to_pylist()) == ["a", "a", "b"]
+    assert store.manifests().num_rows == 2
+    memory.rm(f"/orch-test-{tmp_path.name}", recursive=True)
+
+
+def test_store_pickles_for_ray_workers(tmp_path: Path) -> None:
+    import pickle
+
+    store = ResultStore(tmp_path)
+    pickle.loads(pickle.dumps(store)).write([row("a")])
+    assert store.job_status() == {"a": "ok"}

@@ -91,7 +91,9 @@ def test_durations_sizes_and_lists():
     assert parse_duration("30m") == 1800 and parse_duration("90s") == 90 and parse_duration("2") == 2
     assert parse_duration("1.5h") == 5400 and parse_duration("250ms") == 0.25
     assert parse_bytes("4GiB") == 4 << 30 and parse_bytes("512MiB") == 512 << 20
-    assert parse_bytes("2G") == 2 << 30 and parse_bytes("500MB") == 500_000_000 and parse_bytes("1024") == 1024
+    assert (
+        parse_bytes("2G") == 2 << 30 and parse_bytes("500MB") == 500_000_000 and parse_bytes("1024") == 1024
+    )
     for bad in ("soon", "-1m", "3 weeks"):
         with pytest.raises(SweepError):
             parse_duration(bad)

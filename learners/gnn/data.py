@@ -17,8 +17,11 @@ from tasks.graphlog.generator import World
 from tasks.graphlog.graphs import GraphSet
 from tasks.task import Task
 
-# Relation ids the networks can embed; GraphLog uses K = 20 and ids must stay below this bound.
+# Relation ids the networks can embed; GraphLog uses K = 20 and ids must stay below OTHER.
 MAX_RELATIONS = 64
+# The class of a query none of the task's target relations holds for: a task restricted to one
+# predicate (``Task.for_predicate("rel_r5")``, one orchestrator job) becomes "r5 or other".
+OTHER = MAX_RELATIONS - 1
 
 
 @dataclass
@@ -35,7 +38,9 @@ class WorldData:
     def of_world(cls, w: World) -> WorldData:
         from tasks.graphlog.as_task import world_classes
 
-        return cls(w.name, world_classes(w), w.graph_src, w.graph_rel, w.graph_dst, w.graph_nodes, dict(w.splits))
+        return cls(
+            w.name, world_classes(w), w.graph_src, w.graph_rel, w.graph_dst, w.graph_nodes, dict(w.splits)
+        )
 
     @classmethod
     def of_task(cls, task: Task, max_graph_examples: int = 1000) -> WorldData:
@@ -43,16 +48,28 @@ class WorldData:
         splits, classes = {}, []
         for name, s in task.splits.items():
             splits[name], classes = decode_split(task, s)
+        if any((g.target < 0).any() for g in splits.values()):
+            for g in splits.values():
+                g.target[g.target < 0] = OTHER
+            classes = classes + [OTHER]
         train = splits["train"].subset(range(min(len(splits["train"]), max_graph_examples)))
         offsets = np.repeat(np.cumsum(np.r_[0, train.n_nodes[:-1]]), np.diff(train.edge_ptr)).astype(np.int32)
         return cls(
-            task.name, classes, train.src + offsets, train.rel, train.dst + offsets, int(train.n_nodes.sum()), splits
+            task.name,
+            classes,
+            train.src + offsets,
+            train.rel,
+            train.dst + offsets,
+            int(train.n_nodes.sum()),
+            splits,
         )
 
     def check(self) -> None:
-        top = max([int(g.rel.max(initial=0)) for g in self.splits.values()] + self.classes + [0])
-        if top >= MAX_RELATIONS:
-            raise ValueError(f"world {self.name}: relation id {top} exceeds the supported {MAX_RELATIONS - 1}")
+        used = [int(g.rel.max(initial=0)) for g in self.splits.values()] + [
+            c for c in self.classes if c != OTHER
+        ]
+        if max(used + [0]) >= OTHER:
+            raise ValueError(f"world {self.name}: relation id {max(used)} exceeds the supported {OTHER - 1}")
 
     def class_mask(self, device: torch.device) -> torch.Tensor:
         """Logit mask: queries resolve only to this world's classes."""
@@ -82,7 +99,11 @@ def collate(g: GraphSet, idx: np.ndarray, device: torch.device) -> Batch:
     n = g.n_nodes[idx].astype(np.int64)
     offset = np.r_[0, np.cumsum(n)[:-1]]
     starts, ends = g.edge_ptr[idx], g.edge_ptr[idx + 1]
-    take = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends, strict=True)]) if len(idx) else np.zeros(0)
+    take = (
+        np.concatenate([np.arange(a, b) for a, b in zip(starts, ends, strict=True)])
+        if len(idx)
+        else np.zeros(0)
+    )
     take = take.astype(np.int64)
     shift = np.repeat(offset, ends - starts)
 

@@ -40,10 +40,10 @@ class GraphLogGNNModel:
         from learners.gnn.train import predict_classes
         from tasks.graphlog.as_task import decode_split
 
-        graphs, classes = decode_split(task, split)
-        world = WorldData(task.name, classes, *_world_graph(task), {"eval": graphs})
+        graphs, task_classes = decode_split(task, split)
+        world = WorldData(task.name, self.classes, *_world_graph(task), {"eval": graphs})
         pred = predict_classes(self._net(), world, "eval")
-        column = {c: i for i, c in enumerate(classes)}
+        column = {c: i for i, c in enumerate(task_classes)}
         out = np.zeros((split.n_examples, len(task.target_atoms)), dtype=bool)
         for i, c in enumerate(pred):
             if int(c) in column:

@@ -64,7 +64,9 @@ class Encoding:
                 kind[i], a0[i], rel[i] = 1, consts[args[0]], labels.setdefault(p, len(labels))
             else:
                 kind[i], a0[i] = 2, fact_types.setdefault(p, len(fact_types))
-                fact_args[i] = [(edge_types.setdefault((p, j), len(edge_types)), consts[c]) for j, c in enumerate(args)]
+                fact_args[i] = [
+                    (edge_types.setdefault((p, j), len(edge_types)), consts[c]) for j, c in enumerate(args)
+                ]
         arity = max([len(a) for _, a in targets] + [1])
         tpreds: dict[str, int] = {}
         tp = np.array([tpreds.setdefault(p, len(tpreds)) for p, _ in targets], dtype=np.int64)
@@ -162,7 +164,11 @@ def _net(enc: Encoding, dim: int, layers: int):
             feat = hc[:, args] * (self.t_args >= 0)[None, :, :, None]  # B x T x A x d
             T = args.shape[0]
             x = torch.cat(
-                [feat.reshape(B, T, -1), self.tpred(self.t_pred).expand(B, T, dim), graph[:, None].expand(B, T, dim)],
+                [
+                    feat.reshape(B, T, -1),
+                    self.tpred(self.t_pred).expand(B, T, dim),
+                    graph[:, None].expand(B, T, dim),
+                ],
                 -1,
             )
             return self.score(x).squeeze(-1)
@@ -192,7 +198,9 @@ class IGGPGNNModel:
         with torch.no_grad(), autocast(device):
             for i in range(0, split.n_examples, 64):
                 idx = np.arange(i, min(i + 64, split.n_examples))
-                out.append((net(_graph_batch(self.encoding, task, split, idx, device)).float() > 0).cpu().numpy())
+                out.append(
+                    (net(_graph_batch(self.encoding, task, split, idx, device)).float() > 0).cpu().numpy()
+                )
         return np.concatenate(out) if out else np.zeros((0, len(task.target_atoms)), dtype=bool)
 
     def describe(self) -> str:
@@ -245,7 +253,9 @@ class IGGPGNNLearner:
                 idx = order[i : i + self.batch_size]
                 with autocast(device):
                     logits = net(_graph_batch(enc, task, train, idx, device)).float()[:, cand]
-                loss = F.binary_cross_entropy_with_logits(logits, labels_all[idx][:, cand], pos_weight=pos_weight)
+                loss = F.binary_cross_entropy_with_logits(
+                    logits, labels_all[idx][:, cand], pos_weight=pos_weight
+                )
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()

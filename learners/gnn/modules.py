@@ -66,7 +66,9 @@ class GraphRepresentation(nn.Module):
         self.cfg = cfg
         self.inp = nn.Linear(cfg.dim, cfg.dim)
         if cfg.rep == "gcn":
-            self.convs = nn.ModuleList(GCNConv(cfg.dim, cfg.dim, normalize=True, bias=True) for _ in range(cfg.rep_layers))
+            self.convs = nn.ModuleList(
+                GCNConv(cfg.dim, cfg.dim, normalize=True, bias=True) for _ in range(cfg.rep_layers)
+            )
         else:
             self.convs = nn.ModuleList(
                 GATConv(cfg.dim, cfg.dim // cfg.rep_heads, heads=cfg.rep_heads, dropout=cfg.rep_dropout)
@@ -75,7 +77,9 @@ class GraphRepresentation(nn.Module):
         self.missing = nn.Parameter(torch.zeros(MAX_RELATIONS, cfg.dim))
         self._cache: dict[str, tuple] = {}
 
-    def _extended(self, world: WorldData, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _extended(
+        self, world: WorldData, device: torch.device
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         hit = self._cache.get(world.name)
         if hit is not None and hit[0].device == device:
             return hit
@@ -190,7 +194,9 @@ class GraphLogNet(nn.Module):
     def __init__(self, cfg: NetConfig):
         super().__init__()
         if cfg.rep not in REPRESENTATIONS or cfg.comp not in COMPOSITIONS:
-            raise ValueError(f"unknown GNN {cfg.rep}-{cfg.comp}: rep in {REPRESENTATIONS}, comp in {COMPOSITIONS}")
+            raise ValueError(
+                f"unknown GNN {cfg.rep}-{cfg.comp}: rep in {REPRESENTATIONS}, comp in {COMPOSITIONS}"
+            )
         self.cfg = cfg
         self.rep = ParamRepresentation(cfg) if cfg.rep == "param" else GraphRepresentation(cfg)
         self.comp = RGCNComposition(cfg) if cfg.comp == "rgcn" else EdgeGATComposition(cfg)

@@ -97,8 +97,14 @@ def accuracy(net: GraphLogNet, world: WorldData, split: str) -> float:
 
 
 def train_steps(
-    net: GraphLogNet, opt: torch.optim.Optimizer, world: WorldData, split: str, cfg: TrainConfig,
-    rng: np.random.Generator, budget: Budget, max_steps: int | None = None,
+    net: GraphLogNet,
+    opt: torch.optim.Optimizer,
+    world: WorldData,
+    split: str,
+    cfg: TrainConfig,
+    rng: np.random.Generator,
+    budget: Budget,
+    max_steps: int | None = None,
 ) -> Iterator[float]:
     """One pass over a split (or ``max_steps`` batches), yielding each batch's loss."""
     device = next(net.parameters()).device
@@ -135,7 +141,9 @@ def fit(
     rng = np.random.default_rng(cfg.seed)
     opt = make_optimizer(net, cfg)
     sched = (
-        torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=cfg.plateau_factor, patience=cfg.plateau_patience)
+        torch.optim.lr_scheduler.ReduceLROnPlateau(
+            opt, factor=cfg.plateau_factor, patience=cfg.plateau_patience
+        )
         if cfg.schedule
         else None
     )
@@ -143,7 +151,9 @@ def fit(
     hist, best_state = History(), None
     started = time.perf_counter()
     for epoch in range(cfg.epochs):
-        order = [train_worlds[int(rng.integers(len(train_worlds)))]] if sample_world_per_epoch else train_worlds
+        order = (
+            [train_worlds[int(rng.integers(len(train_worlds)))]] if sample_world_per_epoch else train_worlds
+        )
         losses = []
         for w in order:
             losses += list(train_steps(net, opt, w, "train", cfg, rng, budget))

@@ -6,7 +6,7 @@ IGGP language. For a target predicate ``h`` (``next_cell``) the bias says:
 * the head is ``h`` with each argument a variable or a constant of its type;
 * body literals are the task's background predicates (the ``true_*`` fluents, ``does*`` for
   ``next`` tasks, the statics), positive or negated, with typed variables and constants; at most
-  ``max_body`` literals (default 5), at most ``max_vars`` distinct variables;
+  ``max_body`` literals (default 5), at most ``max_vars`` variables besides the head's;
 * ``X != Y`` between variables of one type family (``inequalities``);
 * ``not p(...)`` only on a single literal whose variables are bound by positive literals, or
   anonymous (``not does_mark(_, X, Y)``: "nobody marks X,Y") - safe and stratified.
@@ -36,14 +36,19 @@ Term = int | str | None
 
 @dataclass(frozen=True)
 class Settings:
-    """Search limits; the same for every game (no game-specific tuning)."""
+    """Search limits; the same for every game (no game-specific tuning).
+
+    ``beam``: initial beam width (it doubles while seeds find nothing); ``sample``: examples the
+    search tests candidates on (every kept rule is then verified on all training examples);
+    ``max_rows``: a join larger than this is abandoned (the candidate is too general to test).
+    """
 
     max_body: int = 5
     max_vars: int = 6
     negation: bool = True
     inequalities: bool = True
     beam: int = 6
-    sample: int = 400
+    sample: int = 200
     max_rows: int = 2_000_000
 
 
@@ -162,17 +167,35 @@ def _families(signature: object) -> dict[str, str]:
     return {t: find(t) for t in set(parent) | set(parent.values())}
 
 
+def _undeclared_types(task: Task, sig, pred: str, arity: int) -> tuple[str, ...]:
+    """Types for a predicate missing from the signature, from the declared types of its constants."""
+    seen: list[set[str]] = [set() for _ in range(arity)]
+    for a in task.background_atoms.names:
+        name, args = parse_atom(a)
+        if name == pred:
+            for j, c in enumerate(args):
+                seen[j].add(c)
+    out = []
+    for j, values in enumerate(seen):
+        fits = [(len(cs), t) for t in sorted(sig.types()) if values <= set(cs := sig.constants(t))]
+        out.append(min(fits)[1] if fits else f"{pred}_{j + 1}")
+    return tuple(out)
+
+
 def bias_for(task: Task, settings: Settings | None = None) -> Bias:
     """The bias of a single-predicate task (``task.for_predicate(p)``), from its signature.
 
     Body predicates are those occurring in the task's backgrounds and statics (so ``does*`` only
     for ``next``); their types come from the signature. A predicate the signature does not declare
-    is an error naming the task, because guessing types would silently change the language.
+    (some published ``.typ`` files omit statics such as ``succ``) gets, per argument, the most
+    specific declared type whose constants include every value seen there (:func:`_undeclared_types`).
     """
     settings = settings or Settings()
     preds = task.predicates
     if len(preds) != 1:
-        raise ValueError(f"task {task.name}: the bias is per target predicate; use task.for_predicate(p) ({preds})")
+        raise ValueError(
+            f"task {task.name}: the bias is per target predicate; use task.for_predicate(p) ({preds})"
+        )
     head = preds[0]
     sig = task.signature
     arities: dict[str, int] = {}
@@ -181,20 +204,26 @@ def bias_for(task: Task, settings: Settings | None = None) -> Bias:
         arities.setdefault(name, len(args))
     head_arity = len(parse_atom(task.target_atoms.names[0])[1]) if len(task.target_atoms) else 0
 
+    declared = sig.all_flat_predicates() if sig is not None else {}
+
     def types_of(pred: str, arity: int) -> tuple[str, ...]:
         if sig is None:
             return (UNTYPED,) * arity
-        try:
-            types = tuple(sig.arg_types(pred))
-        except KeyError as e:
-            raise KeyError(f"task {task.name}: {e.args[0]}") from None
+        if pred not in declared:
+            return _undeclared_types(task, sig, pred, arity)
+        types = tuple(declared[pred])
         if len(types) != arity:
-            raise ValueError(f"task {task.name}: {pred} has {arity} arguments in the data, {len(types)} in the signature")
+            raise ValueError(
+                f"task {task.name}: {pred} has {arity} arguments in the data, {len(types)} in the signature"
+            )
         return types
 
     static_ids = set(int(i) for i in task.statics)
-    dynamic = {predicate_of(task.background_atoms.names[i]) for i in range(len(task.background_atoms))
-               if i not in static_ids}
+    dynamic = {
+        predicate_of(task.background_atoms.names[i])
+        for i in range(len(task.background_atoms))
+        if i not in static_ids
+    }
     body_types = {p: types_of(p, n) for p, n in arities.items()}
     static_preds = set(arities) - dynamic
     family = _families(sig) if sig is not None else {}

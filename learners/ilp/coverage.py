@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learners.ilp.bias import NEQ, Clause, Literal
-from learners.ilp.relations import Table, TooLarge, join, semi
+from learners.ilp.relations import Table, TooLarge, join, pack, semi
 from tasks.task import Split, Task, Vocabulary, parse_atom
 
 __all__ = ["Facts", "Targets", "TooLarge", "extend", "derive", "evaluate_clause", "facts_for", "targets_for"]
@@ -172,12 +172,23 @@ def example_atoms(task: Task, split: Split, row: int) -> list[tuple[str, tuple[s
 
 @dataclass
 class Targets:
-    """The scored target atoms of a split as a table, and its positives as keys."""
+    """The scored target atoms of a split as a table, and its positives as keys and as a table."""
 
     table: Table  # columns ("a", j) and "atom": the candidate atoms
     n_atoms: int
     positives: np.ndarray  # sorted keys ex * n_atoms + atom over the examples in ``rows``
     rows: np.ndarray
+    positive_table: Table | None = None  # columns "ex", ("a", j), "key": one row per positive key
+
+    def __post_init__(self) -> None:
+        if self.positive_table is None:
+            ex, atom = np.divmod(self.positives, max(self.n_atoms, 1))
+            where = np.searchsorted(self.table.cols["atom"], atom)
+            cols = {"ex": ex, "key": self.positives}
+            for c, v in self.table.cols.items():
+                if c != "atom":
+                    cols[c] = v[where]
+            self.positive_table = Table(cols, len(ex))
 
 
 def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray | None = None) -> Targets:
@@ -243,6 +254,119 @@ def extend(table: Table, lit: Literal, facts: Facts, max_rows: int) -> Table:
     return join(table, lt, on, max_rows)
 
 
+def _head_matches(atoms: Table, clause: Clause, facts: Facts) -> tuple[Table, list[int]] | None:
+    """Target atoms (rows of ``atoms``) that fit the head's constants and repeated variables,
+    with argument columns renamed to the head variables; also the head variables in order."""
+    mask = np.ones(atoms.n, dtype=bool)
+    rename: dict = {}
+    for j, a in enumerate(clause.head_args):
+        col = atoms.cols[("a", j)]
+        if isinstance(a, str):
+            cid = facts.constants.index.get(a)
+            if cid is None:
+                return None
+            mask &= col == cid
+        elif a in rename.values():
+            first = next(k for k, v in rename.items() if v == a)
+            mask &= col == atoms.cols[first]
+        else:
+            rename[("a", j)] = a
+    kept = atoms.take(np.flatnonzero(mask))
+    cols = {rename.get(k, k): v for k, v in kept.cols.items() if k in rename or not isinstance(k, tuple)}
+    return Table(cols, kept.n), list(rename.values())
+
+
+def counts(
+    table: Table, clause: Clause, facts: Facts, targets: Targets, wanted: np.ndarray
+) -> tuple[int, int, int]:
+    """(wanted positives covered, positives covered, atoms derived) without listing the derived atoms.
+
+    The derived atoms are counted group by group (body bindings x candidate atoms agreeing on the
+    bound head variables), so a general clause costs as little to test as a specific one.
+    ``wanted`` is a boolean mask over ``targets.positive_table`` rows.
+    """
+    cand = _head_matches(targets.table, clause, facts)
+    pos = _head_matches(targets.positive_table, clause, facts)
+    if cand is None or pos is None:
+        return 0, 0, 0
+    (cand, head_vars), (pos, _) = cand, pos
+    bound = [v for v in head_vars if v in table.cols]
+    has_ex = "ex" in table.cols
+    proj = table.select(["ex", *bound] if has_ex else bound).distinct()
+    if proj.n == 0:
+        return 0, 0, 0
+    if bound:
+        pk, ck = pack([proj.cols[v] for v in bound], [[cand.cols[v] for v in bound]])
+        values, per_value = np.unique(ck, return_counts=True)
+        at = np.searchsorted(values, pk)
+        at_ok = np.minimum(at, len(values) - 1) if len(values) else at
+        hit = (at < len(values)) & (values[at_ok] == pk) if len(values) else np.zeros(len(pk), dtype=bool)
+        derived = int(per_value[at_ok][hit].sum()) if len(values) else 0
+    else:
+        derived = proj.n * cand.n
+    if not has_ex:
+        derived *= facts.n
+    on = (["ex"] if has_ex else []) + bound
+    covered = semi(pos, proj, on, keep=True) if on else pos
+    keys_hit = np.isin(pos.cols["key"], covered.cols["key"]) if on else np.ones(pos.n, dtype=bool)
+    full_wanted = wanted[_row_ids(targets.positive_table, pos)]
+    return int((keys_hit & full_wanted).sum()), int(keys_hit.sum()), derived
+
+
+def group_counts(
+    table: Table, clause: Clause, facts: Facts, targets: Targets, wanted: np.ndarray
+) -> tuple[int, int, int, int, int]:
+    """Coverage of an *unsafe* clause, counted on groups: (example, values of the bound head variables).
+
+    A clause that has not bound all head variables yet would derive every value of the others,
+    which makes every such clause look equally bad (a plateau: ``true_score(P, S0)`` before
+    ``succ(S0, S)``). Counted per group instead - a group is positive when it holds a positive
+    atom - it is scored as if its remaining head variables will be bound well, the optimistic
+    estimate a top-down search needs. Returns (wanted positive groups covered, positive groups
+    covered, groups derived, wanted positive groups, negative groups).
+    """
+    cm, pm = _head_matches(targets.table, clause, facts), _head_matches(targets.positive_table, clause, facts)
+    if cm is None or pm is None:
+        return 0, 0, 0, 1, 1
+    (cand, head_vars), (pos, _) = cm, pm
+    bound = [v for v in dict.fromkeys(head_vars) if v in table.cols]
+    has_ex = "ex" in table.cols
+    proj = table.select(["ex", *bound] if has_ex else bound).distinct()
+    n_ex = facts.n
+    if bound:
+        ck, pk, jk = pack(
+            [cand.cols[v] for v in bound], [[pos.cols[v] for v in bound], [proj.cols[v] for v in bound]]
+        )
+    else:
+        ck, pk, jk = (np.zeros(t.n, dtype=np.int64) for t in (cand, pos, proj))
+    cvals = np.unique(ck)
+    valid = np.isin(jk, cvals)
+    pos_group, proj_group = pack(
+        [pos.cols["ex"], pk], [[proj.cols["ex"] if has_ex else np.zeros(proj.n, np.int64), jk]]
+    )
+    if has_ex:
+        derived = int(valid.sum())
+        covered = np.isin(pos_group, proj_group[valid])
+    else:
+        derived = int(valid.sum()) * n_ex
+        covered = np.isin(pk, jk[valid])
+    wanted_rows = wanted[_row_ids(targets.positive_table, pos)]
+    all_groups = np.unique(pos_group)
+    n_neg = max(n_ex * len(cvals) - len(all_groups), 1)
+    return (
+        len(np.unique(pos_group[covered & wanted_rows])),
+        len(np.unique(pos_group[covered])),
+        derived,
+        max(len(np.unique(pos_group[wanted_rows])), 1),
+        n_neg,
+    )
+
+
+def _row_ids(full: Table, part: Table) -> np.ndarray:
+    """Row numbers in ``full`` of the rows of ``part`` (matched by their unique ``key``)."""
+    return np.searchsorted(full.cols["key"], part.cols["key"])
+
+
 def derive(table: Table, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> np.ndarray:
     """Keys (ex * n_atoms + atom, distinct, unsorted) of the scored target atoms the clause derives.
 
@@ -265,7 +389,9 @@ def derive(table: Table, clause: Clause, facts: Facts, targets: Targets, max_row
         else:
             rename[("a", j)] = a
     cand = cand.take(np.flatnonzero(mask))
-    cand = Table({rename[k]: v for k, v in cand.cols.items() if k in rename} | {"atom": cand.cols["atom"]}, cand.n)
+    cand = Table(
+        {rename[k]: v for k, v in cand.cols.items() if k in rename} | {"atom": cand.cols["atom"]}, cand.n
+    )
     bound = [v for v in dict.fromkeys(rename.values()) if v in table.cols]
     proj = table.select(["ex", *bound] if "ex" in table.cols else bound).distinct()
     proj = _with_examples(proj, facts, max_rows)

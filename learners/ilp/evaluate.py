@@ -31,13 +31,14 @@ from learners.ilp.program import (
     EXAMPLE_PRED,
     EXAMPLE_VAR,
     Signature,
-    asp_atom,
+    asp_constant,
     check_rules,
     index_by_example,
     parse_statements,
-    without_shows,
+    relevant_rules,
 )
-from tasks.task import Split, Task
+from tasks.gdl.terms import IDENT
+from tasks.task import Split, Task, parse_atom
 
 STRATEGIES = ("batched", "externals")
 DEFAULT_CHUNK = 512
@@ -45,49 +46,67 @@ DEFAULT_CHUNK = 512
 chunks gain little once the per-call overhead is amortised)."""
 
 
+@dataclass(frozen=True)
+class AspAtom:
+    """A flattened atom spelled for clingo: ``name`` and its arguments' text (``1,2,x``; ``""``)."""
+
+    name: str
+    args: str
+    arity: int
+
+    def text(self) -> str:
+        return f"{self.name}({self.args})" if self.arity else self.name
+
+    def indexed(self, example: str) -> str:
+        """The atom with an example index as first argument: ``true_cell(7,1,2,x)``."""
+        return f"{self.name}({example},{self.args})" if self.arity else f"{self.name}({example})"
+
+    @property
+    def signature(self) -> Signature:
+        return self.name, self.arity
+
+
+def spell(task: Task, atoms: list[str], constants: dict[str, str]) -> list[AspAtom]:
+    """Flattened atoms as :class:`AspAtom` (text only: building clingo symbols in Python is slow)."""
+    out = []
+    for a in atoms:
+        name, args = parse_atom(a)
+        if not IDENT.match(name):
+            raise ValueError(f"task {task.name}: predicate of {a!r} is not an ASP identifier")
+        for c in args:
+            if c not in constants:
+                constants[c] = str(asp_constant(c))
+        out.append(AspAtom(name, ",".join(constants[c] for c in args), len(args)))
+    return out
+
+
 @dataclass
 class _TaskAtoms:
-    """A task's atoms as clingo symbols, computed once per task (they are shared by all strategies)."""
+    """A task's atoms spelled for clingo, computed once per task (shared by all strategies)."""
 
-    background: list[clingo.Symbol]
-    target: list[clingo.Symbol]
-    target_index: dict[clingo.Symbol, int]
-    static_ids: np.ndarray
+    background: list[AspAtom]
+    target: list[AspAtom]
     static_mask: np.ndarray  # over background ids
     target_signatures: set[Signature]
 
     @classmethod
     def of(cls, task: Task) -> _TaskAtoms:
-        background = [_symbol(task, a) for a in task.background_atoms.names]
-        target = [_symbol(task, a) for a in task.target_atoms.names]
+        constants: dict[str, str] = {}
+        background = spell(task, task.background_atoms.names, constants)
+        target = spell(task, task.target_atoms.names, constants)
         static_mask = np.zeros(len(background), dtype=bool)
         static_mask[np.asarray(task.statics, dtype=np.int64)] = True
-        return cls(
-            background,
-            target,
-            {s: i for i, s in enumerate(target)},
-            np.asarray(task.statics, dtype=np.int64),
-            static_mask,
-            {(s.name, len(s.arguments)) for s in target},
-        )
+        return cls(background, target, static_mask, {a.signature for a in target})
 
     def static_signatures(self) -> set[Signature]:
         """Predicates all of whose background atoms are statics: the same in every example."""
-        sig = {}
-        for i, s in enumerate(self.background):
-            key = (s.name, len(s.arguments))
-            sig[key] = sig.get(key, True) and bool(self.static_mask[i])
+        sig: dict[Signature, bool] = {}
+        for a, static in zip(self.background, self.static_mask.tolist(), strict=True):
+            sig[a.signature] = sig.get(a.signature, True) and static
         return {k for k, static in sig.items() if static}
 
     def background_signatures(self) -> set[Signature]:
-        return {(s.name, len(s.arguments)) for s in self.background}
-
-
-def _symbol(task: Task, atom: str) -> clingo.Symbol:
-    try:
-        return asp_atom(atom)
-    except ValueError as e:
-        raise ValueError(f"task {task.name}: {e}") from None
+        return {a.signature for a in self.background}
 
 
 _ATOMS_CACHE: dict[int, tuple[object, object, _TaskAtoms]] = {}
@@ -136,7 +155,7 @@ def _target_codes(atoms: _TaskAtoms, indexed: bool) -> str:
     faster than decoding clingo symbols in Python, which dominated the evaluation time.
     """
     m = max(1, len(atoms.target))
-    lines = [f"target_column__({s},{j})." for j, s in enumerate(atoms.target)]
+    lines = [f"target_column__({a.text()},{j})." for j, a in enumerate(atoms.target)]
     for name, arity in sorted(atoms.target_signatures):
         args = [f"A{k}" for k in range(arity)]
         term = f"{name}({','.join(args)})" if arity else name
@@ -163,7 +182,7 @@ class _Batched:
 
     def __init__(self, rules: str, task: Task, chunk: int) -> None:
         self.atoms = task_atoms(task)
-        self.chunk = chunk
+        rules = relevant_rules(rules, self.atoms.target_signatures)
         static = self.atoms.static_signatures()
         dynamic_bg = self.atoms.background_signatures() - static
         self.program, dynamic = index_by_example(rules, dynamic_bg | self.atoms.target_signatures)
@@ -173,15 +192,13 @@ class _Batched:
         self.fact_parts: list[tuple[str, str] | None] = [None] * len(bg)
         statics: list[str] = []
         self.always: list[int] = []  # statics of dynamic predicates: added to every example
-        for i, s in enumerate(bg):
-            sig = (s.name, len(s.arguments))
-            if sig not in used:
+        for i, a in enumerate(bg):
+            if a.signature not in used:
                 continue
-            if self.atoms.static_mask[i] and sig not in dynamic:
-                statics.append(f"{s}.")
+            if self.atoms.static_mask[i] and a.signature not in dynamic:
+                statics.append(a.text() + ".")
                 continue
-            rest = "".join("," + str(a) for a in s.arguments)
-            self.fact_parts[i] = (f"{s.name}(", f"{rest}).")
+            self.fact_parts[i] = (f"{a.name}(", f",{a.args})." if a.arity else ").")
             if self.atoms.static_mask[i]:
                 self.always.append(i)
         self.statics = "\n".join(statics)
@@ -237,21 +254,22 @@ class _Externals:
 
     def __init__(self, rules: str, task: Task) -> None:
         self.atoms = task_atoms(task)
+        rules = relevant_rules(rules, self.atoms.target_signatures)
         used = _body_signatures(rules)
         bg = self.atoms.background
         lines: list[str] = []
         dynamic_ids: list[int] = []
-        for i, s in enumerate(bg):
-            if (s.name, len(s.arguments)) not in used:
+        for i, a in enumerate(bg):
+            if a.signature not in used:
                 continue
             if self.atoms.static_mask[i]:
-                lines.append(f"{s}.")
+                lines.append(a.text() + ".")
             else:
-                lines.append(f"#external {s}.")
+                lines.append(f"#external {a.text()}.")
                 dynamic_ids.append(i)
         shows = _target_codes(self.atoms, indexed=False)
         self.ctl = _control()
-        self.ctl.add("base", [], without_shows(rules))
+        self.ctl.add("base", [], rules)
         self.ctl.add("base", [], "\n".join(lines))
         self.ctl.add("base", [], shows)
         self.ctl.ground([("base", [])])
@@ -259,7 +277,7 @@ class _Externals:
         self.literal = np.zeros(len(bg), dtype=np.int64)
         symbolic = self.ctl.symbolic_atoms
         for i in dynamic_ids:
-            a = symbolic[bg[i]]
+            a = symbolic[clingo.parse_term(bg[i].text())]
             if a is not None and a.is_external:
                 self.literal[i] = a.literal
         self.on: set[int] = set()
@@ -325,7 +343,11 @@ class RuleModel:
 
     def _evaluator(self, task: Task) -> _Batched | _Externals:
         if self._cache is None or self._cache[0] is not task:
-            ev = _Batched(self.text, task, self.chunk) if self.strategy == "batched" else _Externals(self.text, task)
+            ev = (
+                _Batched(self.text, task, self.chunk)
+                if self.strategy == "batched"
+                else _Externals(self.text, task)
+            )
             self._cache = (task, ev)
         return self._cache[1]
 
@@ -342,4 +364,3 @@ class RuleModel:
 
     def __repr__(self) -> str:
         return f"RuleModel({self.name!r}, {len(self.text)} chars, strategy={self.strategy!r})"
-

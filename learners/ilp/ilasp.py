@@ -38,22 +38,37 @@ import numpy as np
 
 from learners.base import Budget, Report, ignore_report, register
 from learners.ilp.bias import Clause, Settings, bias_for
-from learners.ilp.coverage import Facts, Targets, TooLarge, evaluate_clause, example_atoms, facts_for, targets_for
+from learners.ilp.coverage import (
+    Facts,
+    Targets,
+    TooLarge,
+    evaluate_clause,
+    example_atoms,
+    facts_for,
+    targets_for,
+)
 from learners.ilp.evaluate import RuleModel
-from learners.ilp.search import Bottom, Search
+from learners.ilp.search import Bottom, Search, SearchResult
 from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover
+from learners.metrics import balanced_accuracy
 from tasks.task import Task, parse_atom
 
 SEED = 0
 SEARCH_SHARE = 0.34
-"""At most this share of the remaining budget goes to one seed's search (the loop needs several)."""
+"""At most this share of the loop's remaining time goes to one seed's search (the loop needs several)."""
+MAX_BEAM = 96
+"""The beam doubles (up to this) each time a seed's search ends without a consistent rule."""
+LOOP_SHARE = 0.7
+"""The loop stops at this share of the budget; the rest is for the fallback cover and selection."""
 
 
 class LearnedProgram(RuleModel):
     """A RuleModel that also records how the ILASP* loop ended (shown by ``describe``)."""
 
     def __init__(self, rules: str, *, status: str, iterations: int, train_ba: float):
-        super().__init__(rules, name="ilasp", note=f"{status}, {iterations} iterations, train BA {train_ba:.3f}")
+        super().__init__(
+            rules, name="ilasp", note=f"{status}, {iterations} iterations, train BA {train_ba:.3f}"
+        )
         self.status = status
         self.iterations = iterations
         self.train_ba = train_ba
@@ -75,12 +90,8 @@ class Profile:
 
 
 def _balanced(tp: int, fp: int, n_pos: int, n_neg: int) -> float:
-    fn, tn = n_pos - tp, n_neg - fp
-    if n_pos == 0:
-        return tn / n_neg if n_neg else 1.0
-    if n_neg == 0:
-        return tp / n_pos
-    return (tp / n_pos + tn / n_neg) / 2
+    """Balanced accuracy from covered positives/negatives and the totals (the paper's edge cases)."""
+    return balanced_accuracy(tp, fp, n_neg - fp, n_pos - tp)
 
 
 class Pool:
@@ -91,13 +102,13 @@ class Pool:
         self.n_neg = n_neg
         self.consistent: list[ScoredRule] = []
         self.partial: list[ScoredRule] = []
-        self.texts: set[str] = set()
+        self.clauses: dict[str, Clause] = {}
 
     def verify(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:
         text = clause.text()
-        if text in self.texts:
+        if text in self.clauses:
             return None
-        self.texts.add(text)
+        self.clauses[text] = clause
         try:
             keys = evaluate_clause(clause, facts, targets, max_rows)
         except TooLarge:
@@ -114,7 +125,8 @@ class Pool:
                 if np.isin(rule.pos, other.pos, assume_unique=True).all():
                     return False
         self.consistent = [
-            o for o in self.consistent
+            o
+            for o in self.consistent
             if not (rule.length <= o.length and np.isin(o.pos, rule.pos, assume_unique=True).all())
         ]
         self.consistent.append(rule)
@@ -128,6 +140,7 @@ class IlaspLearner:
     settings: Settings = field(default_factory=Settings)
     name: str = "ilasp"
     profile: Profile = field(default_factory=Profile)
+    _clauses: dict[str, Clause] = field(default_factory=dict, repr=False)  # rule text -> clause (last fit)
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
         self.profile = prof = Profile()
@@ -140,24 +153,35 @@ class IlaspLearner:
         n_pos, n_neg = len(positives), facts.n * targets.table.n - len(positives)
         if n_pos == 0:
             prof.status = "no positives"
-            model = LearnedProgram("", status="no positive training example", iterations=0, train_ba=_balanced(0, 0, 0, n_neg))
+            model = LearnedProgram(
+                "", status="no positive training example", iterations=0, train_ba=_balanced(0, 0, 0, n_neg)
+            )
             report(model)
             return model
         bias = bias_for(task, self.settings)
+        remaining = budget.remaining()
+        loop_deadline = time.monotonic() + (
+            remaining * LOOP_SHARE if remaining != float("inf") else remaining
+        )
+
+        def loop_left() -> float:
+            return loop_deadline - time.monotonic()
+
         rng = np.random.default_rng(SEED)
         statics = [parse_atom(a) for a in task.static_atoms()]
         pool = Pool(positives, n_neg)
+        self._clauses = pool.clauses
         cover = RelevantCover()
         sample_rows = np.sort(rng.choice(facts.n, size=min(self.settings.sample, facts.n), replace=False))
         sample = None
-        relevant: list[int] = []
         set_aside: set[int] = set()
         chosen: list[int] = []
         covered_now = np.zeros(0, dtype=np.int64)
         status = "budget"
+        beam_width = self.settings.beam
+        best_reported = -1.0
         seed = int(positives[rng.integers(len(positives))])
         while True:
-            relevant.append(seed)
             ex, atom = divmod(seed, targets.n_atoms)
             if sample is None or ex not in set(sample_rows.tolist()):
                 sample_rows = np.union1d(sample_rows, [ex])
@@ -167,11 +191,18 @@ class IlaspLearner:
             sample_targets = targets_for(task, train, sample.constants, sample_rows)
             bottom = Bottom.of(example_atoms(task, train, ex), statics)
             t = time.monotonic()
-            share = max(budget.remaining(), 0.0) * SEARCH_SHARE
-            wanted = _to_sample(np.setdiff1d(positives, covered_now, assume_unique=True), sample_rows, targets.n_atoms)
+            share = max(loop_left(), 0.0) * SEARCH_SHARE
+            wanted = _to_sample(
+                np.setdiff1d(positives, covered_now, assume_unique=True), sample_rows, targets.n_atoms
+            )
             search = Search(bias, sample, sample_targets, bottom, time.monotonic() + share, wanted)
             seed_args = parse_atom(task.target_atoms.names[atom])[1]
-            found = search.run(bias.head_pred, seed_args)
+            found = search.run(bias.head_pred, seed_args, beam_width)
+            if not found.consistent and not found.timed_out:
+                deeper = search.exhaustive(bias.head_pred, seed_args)
+                found = SearchResult(deeper.consistent, found.partial, search.tested, deeper.timed_out)
+            if not found.consistent and not found.timed_out:
+                beam_width = min(beam_width * 2, MAX_BEAM)  # the space was too narrow: widen it
             prof.search += time.monotonic() - t
             prof.tested += found.tested
             t = time.monotonic()
@@ -193,53 +224,78 @@ class IlaspLearner:
             prof.verify += time.monotonic() - t
             t = time.monotonic()
             cover.add(new_rules, [seed])
-            chosen, _ = cover.solve(max(budget.remaining() * 0.2, 0.1))
+            chosen, _ = cover.solve(max(min(loop_left(), budget.remaining() * 0.2), 0.1))
             prof.solve += time.monotonic() - t
             prof.iterations += 1
             covered = covered_now = _union([cover.rules[r].pos for r in chosen])
             if seed not in covered:
                 set_aside.add(seed)
             model = self._model([cover.rules[r] for r in chosen], n_pos, n_neg, "iteration", prof.iterations)
-            report(model)
+            if model.train_ba > best_reported:  # the anytime contract: hand out each better hypothesis
+                best_reported = model.train_ba
+                report(model)
             uncovered = np.setdiff1d(positives, covered, assume_unique=True)
             uncovered = uncovered[~np.isin(uncovered, list(set_aside))] if set_aside else uncovered
             if len(uncovered) == 0:
                 status = "complete" if not set_aside else "bias too small"
                 break
-            if budget.remaining() <= 0:
+            if loop_left() <= 0:
                 break
             seed = int(uncovered[rng.integers(len(uncovered))])
         prof.status = status
         hypothesis = [cover.rules[r] for r in chosen]
         if len(_union([r.pos for r in hypothesis])) == n_pos:
-            return self._model(hypothesis, n_pos, n_neg, "complete", prof.iterations)
+            final = self._model(hypothesis, n_pos, n_neg, "complete", prof.iterations)
+            report(final)
+            return final
         t = time.monotonic()
         candidates = pool.consistent + pool.partial
-        partial_ids = best_partial_cover(candidates, n_pos, n_neg, max(min(budget.remaining(), 10.0), 0.5))
+        partial_ids = best_partial_cover(candidates, n_pos, n_neg, max(budget.remaining() * 0.5, 0.2))
         fallback = [candidates[i] for i in partial_ids]
-        best = self._select(task, [(hypothesis, status), (fallback, f"{status}; best partial cover")], n_pos, n_neg)
+        best = self._select(
+            task, [(hypothesis, status), (fallback, f"{status}; best partial cover")], n_pos, n_neg
+        )
         prof.select += time.monotonic() - t
         report(best)
         return best
 
-    def _model(self, rules: list[ScoredRule], n_pos: int, n_neg: int, status: str, iterations: int) -> LearnedProgram:
+    def _model(
+        self, rules: list[ScoredRule], n_pos: int, n_neg: int, status: str, iterations: int
+    ) -> LearnedProgram:
         tp = len(_union([r.pos for r in rules]))
         fp = len(_union([r.neg for r in rules]))
         text = "\n".join(r.text for r in rules)
-        return LearnedProgram(text, status=status, iterations=iterations, train_ba=_balanced(tp, fp, n_pos, n_neg))
+        return LearnedProgram(
+            text, status=status, iterations=iterations, train_ba=_balanced(tp, fp, n_pos, n_neg)
+        )
 
     def _select(self, task: Task, options, n_pos: int, n_neg: int) -> LearnedProgram:
-        """The option with the best validate balanced accuracy (train if no validate), then shortest."""
-        from learners.metrics import count, pool
+        """The option with the best validate balanced accuracy (train if no validate), then shortest.
 
+        Validate coverage is computed by the same joins as training coverage (cheap); the chosen
+        program still predicts through RuleModel like every other symbolic model.
+        """
         models = [self._model(rules, n_pos, n_neg, why, self.profile.iterations) for rules, why in options]
         if "validate" not in task.splits or len(models) == 1:
             return max(models, key=lambda m: (m.train_ba, -len(m.text)))
         split = task.split("validate")
+        facts = facts_for(task, split)
+        targets = targets_for(task, split, facts.constants)
+        v_pos = len(targets.positives)
+        v_neg = facts.n * targets.table.n - v_pos
         scored = []
-        for m in models:
-            ba = pool(count(task, split, m.predict(task, split)).values()).balanced_accuracy
-            scored.append((ba, m.train_ba, -len(m.text), m))
+        for (rules, _), m in zip(options, models, strict=True):
+            keys = []
+            for r in rules:
+                try:
+                    keys.append(
+                        evaluate_clause(self._clauses[r.text], facts, targets, self.settings.max_rows)
+                    )
+                except TooLarge:
+                    keys.append(np.zeros(0, dtype=np.int64))
+            derived = _union(keys)
+            tp = int(np.isin(derived, targets.positives).sum())
+            scored.append((_balanced(tp, len(derived) - tp, v_pos, v_neg), m.train_ba, -len(m.text), m))
         return max(scored, key=lambda s: s[:3])[3]
 
 

@@ -48,15 +48,20 @@ def game_file(task: Task) -> Path:
 
 
 def gdl_program(path: Path) -> tuple[str, set[str]]:
-    """The game's rules as clingo text, and the names of its relations."""
+    """The game's rules as clingo text, and the names of the relations its rules define."""
     from tasks.gdl.asp import program_to_asp
     from tasks.gdl.ast import relation
     from tasks.gdl.kif import parse_file
 
     program = parse_file(path)
-    relations = {relation(r.head)[0] for r in program.rules}
-    relations |= {"true", "does"}
-    return program_to_asp(program.rules), relations
+    return program_to_asp(program.rules), {relation(r.head)[0] for r in program.rules}
+
+
+INPUT_RELATIONS = ("true", "does", "input", "base", "init")
+"""GDL relations whose flattened forms can be background atoms (state, moves, statics)."""
+
+RENAMED = "__gdl"
+"""Suffix for a GDL relation whose name a flattened dataset predicate also uses (see below)."""
 
 
 def _shapes(atoms: list[str]) -> dict[str, int]:
@@ -73,31 +78,69 @@ def _general(name: str, arity: int) -> str:
     return f"{name}({', '.join(f'A{i}' for i in range(arity))})"
 
 
-def bridge_rules(task: Task, relations: set[str]) -> str:
-    """Rules from the task's flattened background predicates into GDL, and from GDL to its targets."""
+def _bridged(task: Task) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    """The flattened predicates that need a bridge: name -> (flattened atom, GDL atom), as ASP text.
+
+    A predicate needs one when flattening changed it (``true_cell`` from ``true(cell(..))``);
+    inputs must come from ``true``/``does``/``input``/``base``/``init``, outputs are the targets.
+    """
     from tasks.gdl.terms import canonical, unflatten
 
+    def bridges(atoms: list[str], relations: tuple[str, ...] | None) -> dict[str, tuple[str, str]]:
+        out = {}
+        for name, arity in _shapes(atoms).items():
+            flat = _general(name, arity)
+            gdl = unflatten(flat)
+            if gdl != canonical(flat) and (relations is None or gdl.split("(")[0] in relations):
+                out[name] = (canonical(flat), gdl)
+        return out
+
+    return bridges(task.background_atoms.names, INPUT_RELATIONS), bridges(task.target_atoms.names, None)
+
+
+def _rename_relations(rules: str, renamed: set[str]) -> str:
+    """``rules`` with every atom of a relation in ``renamed`` renamed to ``NAME__gdl``."""
+    import clingo.ast as ast
+
+    from learners.ilp.program import parse_statements
+
+    class Rename(ast.Transformer):
+        def visit_SymbolicAtom(self, node):  # noqa: N802 (clingo's visitor naming)
+            t = node.symbol
+            if t.ast_type == ast.ASTType.Function and t.name in renamed:
+                return node.update(symbol=t.update(name=t.name + RENAMED))
+            return node
+
+    rename = Rename()
+    return "\n".join(str(rename(s)) for s in parse_statements(rules)) + "\n"
+
+
+def bridge_rules(task: Task, gdl_relations: set[str]) -> tuple[str, set[str]]:
+    """Bridges from the task's flattened inputs into GDL and from GDL to its flattened targets.
+
+    Returns the rules and the GDL relations that must be renamed: a game may define a relation
+    whose name is also a flattened predicate (firesheep defines its own ``next_at/3``, while the
+    dataset's ``next_at`` is ``next(at(..))``); the GDL's relation is renamed ``next_at__gdl``.
+    """
+    inputs, outputs = _bridged(task)
     lines = ["% bridges: flattened IGGP atoms -> GDL terms (inputs)"]
-    for name, arity in _shapes(task.background_atoms.names).items():
-        flat = _general(name, arity)
-        gdl = unflatten(flat, relations)
-        if gdl != canonical(flat):
-            lines.append(f"{gdl} :- {canonical(flat)}.")
+    lines += [f"{gdl} :- {flat}." for flat, gdl in inputs.values()]
     lines.append("% bridges: GDL terms -> flattened IGGP atoms (targets)")
-    for name, arity in _shapes(task.target_atoms.names).items():
-        flat = _general(name, arity)
-        gdl = unflatten(flat, relations)
-        if gdl != canonical(flat):
-            lines.append(f"{canonical(flat)} :- {gdl}.")
-    return "\n".join(lines) + "\n"
+    lines += [f"{flat} :- {gdl}." for flat, gdl in outputs.values()]
+    return "\n".join(lines) + "\n", (set(inputs) | set(outputs)) & gdl_relations
 
 
 def reference_model(task: Task, path: Path | None = None) -> RuleModel:
     """The GDL rules of ``task.game`` plus the bridges for this task's predicates, as a RuleModel."""
     path = path or game_file(task)
     gdl, relations = gdl_program(path)
-    rules = gdl + bridge_rules(task, relations)
-    return RuleModel(rules, name="reference", note=f"the GDL rules of {task.game} ({path.name}) with bridges")
+    bridges, clashes = bridge_rules(task, relations)
+    if clashes:
+        gdl = _rename_relations(gdl, clashes)
+    note = f"the GDL rules of {task.game} ({path.name}) with bridges"
+    if clashes:
+        note += f"; GDL relations renamed to avoid flattened names: {', '.join(sorted(clashes))}"
+    return RuleModel(gdl + bridges, name="reference", note=note)
 
 
 @register(

@@ -9,15 +9,28 @@ the statics; every candidate rule is a generalisation of part of it that still c
   for that constant (same type family), a new typed variable, or stays the constant - so the seed
   stays covered (the Progol property). A literal sharing no variable with the clause is allowed
   for background fluents (an existence test such as ``does(Agent, noop)``: "a move was made"),
-  not for statics (always true);
+  not for statics (always true). A literal keeps at most one constant besides its variables, or
+  is a fully ground fluent (``true_cell(1, 1, x)``);
 * a negated literal ``not p(...)`` uses bound variables, ``_`` and at most one constant, and must
   be false in the seed; ``X != Y`` joins two bound variables whose seed values differ.
 
 Each candidate is tested on a sample of the training examples with vectorised joins
-(:mod:`learners.ilp.coverage`), most general first: a beam keeps the best partial clauses by
-``pos/P - neg/N`` (a balanced-accuracy gain), a clause that covers no negative is a result and
-is not refined further (its refinements are longer and cover less: dominated). The best
-inconsistent clauses are kept too, as material for the fallback partial cover.
+(:mod:`learners.ilp.coverage`), most general first, in a beam ranked by ``pos/P - neg/N`` (a
+balanced-accuracy gain over the positives the current hypothesis still misses). A clause that
+covers no negative is a result and is not refined (its refinements are longer and cover less:
+dominated). Three details keep the beam useful:
+
+* an unsafe clause (a head variable not yet bound) may only add literals that bind head
+  variables, and is ranked by coverage of (example, bound head values) groups - half the beam is
+  reserved for such clauses, so a binding literal that changes nothing yet is not crowded out;
+* clauses are identified up to body order and variable numbering (variables named by their seed
+  constant), so permutations do not fill the beam;
+* ties prefer clauses with more variables (``does(P, A)`` before ``beats(A, B)`` pays off).
+
+When the beam ends without a consistent clause, :meth:`Search.exhaustive` searches breadth-first
+over connected sets of fully lifted bottom literals (Progol-style), which finds rules whose
+literals only pay off together. The best inconsistent clauses are kept as material for the
+fallback partial cover.
 """
 
 from __future__ import annotations
@@ -29,12 +42,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learners.ilp.bias import NEQ, Bias, Clause, Literal
-from learners.ilp.coverage import Facts, Targets, TooLarge, derive, extend
+from learners.ilp.coverage import Facts, Targets, TooLarge, counts, extend, group_counts
 from learners.ilp.relations import Table
 
 NEW = object()
 MAX_NEGATIONS = 300
-NEG_CONSTANTS = 6  # constants are tried in a negated literal only for types this small
+LEVEL_AFTER_FOUND = 300  # candidates tested after the first consistent clause of a level
+NEG_CONSTANTS = 6
+MAX_CONSTANTS = 1  # constants in a literal that also has variables (ground fluents are separate)  # constants are tried in a negated literal only for types this small
 
 
 @dataclass
@@ -47,7 +62,9 @@ class Bottom:
     by_pred: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, dynamic_atoms: list[tuple[str, tuple[str, ...]]], static_atoms: list[tuple[str, tuple[str, ...]]]):
+    def of(
+        cls, dynamic_atoms: list[tuple[str, tuple[str, ...]]], static_atoms: list[tuple[str, tuple[str, ...]]]
+    ):
         atoms = list(dynamic_atoms) + list(static_atoms)
         b = cls(atoms, [True] * len(dynamic_atoms) + [False] * len(static_atoms))
         for i, (p, args) in enumerate(atoms):
@@ -57,8 +74,10 @@ class Bottom:
         return b
 
     def holds(self, pred: str, pattern: tuple[str | None, ...]) -> bool:
-        return any(all(x is None or x == y for x, y in zip(pattern, args, strict=True))
-                   for args in self.by_pred.get(pred, []))
+        return any(
+            all(x is None or x == y for x, y in zip(pattern, args, strict=True))
+            for args in self.by_pred.get(pred, [])
+        )
 
 
 @dataclass
@@ -83,7 +102,12 @@ class Search:
     """Top-down beam search from one seed over one sample of the training examples."""
 
     def __init__(
-        self, bias: Bias, facts: Facts, targets: Targets, bottom: Bottom, deadline: float,
+        self,
+        bias: Bias,
+        facts: Facts,
+        targets: Targets,
+        bottom: Bottom,
+        deadline: float,
         wanted: np.ndarray | None = None,
     ):
         """``wanted``: the sample positives the current hypothesis misses (default: all); the beam
@@ -95,6 +119,7 @@ class Search:
         self.bottom = bottom
         self.deadline = deadline
         self.wanted = targets.positives if wanted is None else wanted
+        self.wanted_mask = np.isin(targets.positive_table.cols["key"], self.wanted)
         self.n_pos = max(len(self.wanted), 1)
         self.n_neg = max(facts.n * targets.table.n - len(targets.positives), 1)
         self.tested = 0
@@ -102,15 +127,17 @@ class Search:
     # -- testing ---------------------------------------------------------------------------------
     def _node(self, clause: Clause, theta: tuple[str, ...], table: Table) -> Node | None:
         self.tested += 1
-        try:
-            keys = derive(table, clause, self.facts, self.targets, self.s.max_rows)
-        except TooLarge:
-            return Node(clause, theta, table, self.n_pos, self.n_neg, -1e-9) if not clause.safe() else None
-        pos = int(np.isin(keys, self.wanted, assume_unique=True).sum())
+        if clause.safe():
+            pos, pos_all, derived = counts(table, clause, self.facts, self.targets, self.wanted_mask)
+            n_pos, n_neg = self.n_pos, self.n_neg
+        else:
+            pos, pos_all, derived, n_pos, n_neg = group_counts(
+                table, clause, self.facts, self.targets, self.wanted_mask
+            )
         if pos == 0:
             return None
-        neg = len(keys) - int(np.isin(keys, self.targets.positives, assume_unique=True).sum())
-        return Node(clause, theta, table, pos, neg, pos / self.n_pos - neg / self.n_neg)
+        neg = derived - pos_all
+        return Node(clause, theta, table, pos, neg, pos / n_pos - neg / n_neg)
 
     def root(self, head_pred: str, seed_args: tuple[str, ...]) -> Node | None:
         known = set(self.bottom.by_const)
@@ -133,7 +160,13 @@ class Search:
         if len(c.body) >= self.s.max_body:
             return
         existing = list(dict.fromkeys(head_vars + sorted(bound)))
-        yield from self._positive(c, theta, existing)
+        unbound = {v for v in head_vars if v not in bound}
+        if unbound:  # an unsafe clause first binds its head variables (then it can be scored exactly)
+            for clause, th, lit in self._positive(c, theta, existing):
+                if lit.variables() & unbound:
+                    yield clause, th, lit
+            return
+        # cheap, often decisive constraints first (anti-joins and filters), then new literals
         if self.s.negation and bound:
             yield from self._negated(c, theta, sorted(bound))
         if self.s.inequalities:
@@ -142,6 +175,7 @@ class Search:
                     lit = Literal(NEQ, (u, v))
                     if lit not in c.body:
                         yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
+        yield from self._positive(c, theta, existing)
 
     def _positive(self, c: Clause, theta: tuple[str, ...], existing: list[int]):
         bias, bottom = self.bias, self.bottom
@@ -150,6 +184,7 @@ class Search:
             const_vars.setdefault(theta[v], []).append(v)
         linked = sorted({i for v in existing for i in bottom.by_const.get(theta[v], [])})
         ground = [i for i, d in enumerate(bottom.dynamic) if d]
+        linked.sort(key=lambda i: not bottom.dynamic[i])  # fluents before statics (there are fewer)
         max_vars = len(c.head_args) + self.s.max_vars
         for i in dict.fromkeys(linked + ground):
             pred, consts = bottom.atoms[i]
@@ -161,8 +196,12 @@ class Search:
                 link = [v for v in const_vars.get(cst, []) if bias.compatible(c.types[v], t)]
                 options.append(link + [cst] if link else [NEW, cst])
             for combo in itertools.product(*options):
-                if not bottom.dynamic[i] and not any(isinstance(a, int) for a in combo):
-                    continue  # a static that shares nothing with the clause always holds
+                n_const = sum(1 for a in combo if isinstance(a, str))
+                if n_const == len(combo):
+                    if not bottom.dynamic[i]:
+                        continue  # a ground static always holds
+                elif n_const > MAX_CONSTANTS:
+                    continue
                 fresh: dict[str, int] = {}
                 types_out = list(c.types)
                 theta_out = list(theta)
@@ -181,7 +220,11 @@ class Search:
                 lit = Literal(pred, tuple(args))
                 if lit in c.body:
                     continue
-                yield Clause(c.head_pred, c.head_args, c.body + (lit,), tuple(types_out)), tuple(theta_out), lit
+                yield (
+                    Clause(c.head_pred, c.head_args, c.body + (lit,), tuple(types_out)),
+                    tuple(theta_out),
+                    lit,
+                )
 
     def _negated(self, c: Clause, theta: tuple[str, ...], bound: list[int]):
         bias, count = self.bias, 0
@@ -210,26 +253,37 @@ class Search:
                     return
 
     # -- the search --------------------------------------------------------------------------------
-    def run(self, head_pred: str, seed_args: tuple[str, ...], max_results: int = 12) -> SearchResult:
+    def run(
+        self, head_pred: str, seed_args: tuple[str, ...], beam_width: int | None = None, max_results: int = 12
+    ) -> SearchResult:
         root = self.root(head_pred, seed_args)
         consistent: list[Node] = []
         partial: list[Node] = []
         if root is None:
             return SearchResult([], [], self.tested, False)
-        beam, seen = [root], {root.clause.key()}
+        beam, seen = [root], {_canonical(root.clause, root.theta)}
         found_at = None  # the search ends with the level where the first consistent clause appears
         for depth in range(self.s.max_body + 1):
             children: list[Node] = []
+            level_budget = None  # once a consistent clause appears, test only a few more
             for node in beam:
+                if level_budget is not None and self.tested > level_budget:
+                    break
                 for clause, theta, lit in self.refinements(node):
                     if time.monotonic() > self.deadline:
                         return self._result(consistent, partial, True)
-                    key = clause.key()
+                    if level_budget is not None and self.tested > level_budget:
+                        break
+                    key = _canonical(clause, theta)
                     if key in seen:
                         continue
                     seen.add(key)
                     try:
-                        table = node.table if lit is None else extend(node.table, lit, self.facts, self.s.max_rows)
+                        table = (
+                            node.table
+                            if lit is None
+                            else extend(node.table, lit, self.facts, self.s.max_rows)
+                        )
                     except TooLarge:
                         continue
                     child = self._node(clause, theta, table)
@@ -238,6 +292,8 @@ class Search:
                     if child.clause.safe():
                         if child.neg == 0:
                             consistent.append(child)
+                            if level_budget is None:
+                                level_budget = self.tested + LEVEL_AFTER_FOUND
                             continue
                         partial.append(child)
                     children.append(child)
@@ -245,11 +301,112 @@ class Search:
                 found_at = depth
             if not children or len(consistent) >= max_results or found_at is not None:
                 break
-            children.sort(key=lambda n: (-n.score, n.clause.length))
-            beam = children[: self.s.beam]
+            # ties: prefer more variables (a literal that binds new variables without changing the
+            # coverage yet, like does(A, Action) before beats(Action, B), is kept on the plateau)
+            width = beam_width or self.s.beam
+            children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
+            safe = [n for n in children if n.clause.safe()]
+            unsafe = sorted((n for n in children if not n.clause.safe()), key=_closer_to_safe)
+            beam = safe[:width] + unsafe[: max(width // 2, 2)]
         return self._result(consistent, partial, False)
+
+    def exhaustive(self, head_pred: str, seed_args: tuple[str, ...], max_results: int = 12) -> SearchResult:
+        """Breadth-first over sets of *lifted* bottom literals (Progol-style), shortest first.
+
+        The beam can miss a rule whose literals only pay off together (``does(P, A), beats(A, B),
+        does(Q, B)``: the first two change no coverage). Here every bottom atom has one lifted
+        form (each constant becomes its variable), clauses grow one connected literal at a time,
+        a clause covering no wanted positive is pruned, and a consistent one is a result.
+        """
+        root = self.root(head_pred, seed_args)
+        if root is None:
+            return SearchResult([], [], self.tested, False)
+        bias, bottom = self.bias, self.bottom
+        types = list(root.clause.types)
+        theta = list(root.theta)
+        var_of: dict[tuple[str, str], int] = {}
+        for v, a in enumerate(root.clause.head_args):
+            if isinstance(a, int):
+                var_of.setdefault((theta[v], bias.family.get(types[v], types[v])), v)
+        lits: list[Literal] = []
+        for pred, consts in bottom.atoms:
+            ts = bias.body_types.get(pred)
+            if ts is None:
+                continue
+            args = []
+            for c, t in zip(consts, ts, strict=True):
+                key = (c, bias.family.get(t, t))
+                if key not in var_of:
+                    var_of[key] = len(types)
+                    types.append(t)
+                    theta.append(c)
+                args.append(var_of[key])
+            lits.append(Literal(pred, tuple(args)))
+        lits = list(dict.fromkeys(lits))
+        types_t, theta_t = tuple(types), tuple(theta)
+        head_vars = {a for a in root.clause.head_args if isinstance(a, int)}
+        level = [(root.clause, root.table, frozenset())]
+        seen: set[frozenset] = set()
+        consistent: list[Node] = []
+        for _ in range(self.s.max_body):
+            nxt = []
+            for clause, table, used in level:
+                reach = head_vars | {v for lit in clause.body for v in lit.variables()}
+                for i, lit in enumerate(lits):
+                    if i in used or not (lit.variables() & reach) and clause.body:
+                        continue
+                    key = used | {i}
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if time.monotonic() > self.deadline:
+                        return self._result(consistent, [], True)
+                    if len(
+                        {v for lt in clause.body for v in lt.variables()} | lit.variables()
+                    ) > self.s.max_vars + len(head_vars):
+                        continue
+                    child_clause = Clause(head_pred, root.clause.head_args, clause.body + (lit,), types_t)
+                    try:
+                        child_table = extend(table, lit, self.facts, self.s.max_rows)
+                    except TooLarge:
+                        continue
+                    node = self._node(child_clause, theta_t, child_table)
+                    if node is None:
+                        continue
+                    if child_clause.safe() and node.neg == 0:
+                        consistent.append(node)
+                        continue
+                    nxt.append((child_clause, child_table, key))
+            if consistent or not nxt:
+                break
+            level = nxt
+        return self._result(consistent[:max_results], [], False)
 
     def _result(self, consistent: list[Node], partial: list[Node], timed_out: bool) -> SearchResult:
         consistent.sort(key=lambda n: (-n.pos, n.clause.length))
         partial.sort(key=lambda n: (-n.score, n.clause.length))
-        return SearchResult([n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out)
+        return SearchResult(
+            [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out
+        )
+
+
+def _canonical(clause: Clause, theta: tuple[str, ...]) -> tuple:
+    """A clause up to body order and variable numbering: variables named by their seed constant.
+
+    Variables stand for seed constants (one variable per constant and type family), so this
+    identifies ``does(A, X), succ(N, M)`` with ``succ(N, M), does(A, X)`` whatever order
+    introduced the variables - duplicates would otherwise crowd the beam.
+    """
+
+    def term(a):
+        return ("v", theta[a]) if isinstance(a, int) else a
+
+    head = tuple(term(a) for a in clause.head_args)
+    return head, frozenset((lit.pred, lit.negated, tuple(term(a) for a in lit.args)) for lit in clause.body)
+
+
+def _closer_to_safe(node: Node) -> tuple:
+    """Unsafe clauses: best group score, then fewest unbound head variables, then shortest."""
+    bound = node.clause.bound()
+    unbound = sum(1 for a in node.clause.head_args if isinstance(a, int) and a not in bound)
+    return -round(node.score, 9), unbound, node.clause.length

@@ -9,6 +9,8 @@ the same vocabulary as the game (``true(cell(1,2,x))``, ``legal(white,mark(1,2))
   (``Knight`` -> ``"Knight"``); `tasks.gdl.terms.symbol_text` prints them back unquoted;
 * ``(distinct a b)`` becomes ``a != b``; ``(not (distinct a b))`` becomes ``a = b``;
 * ``(not L)`` stays ``not L``; ``(not (or A B))`` becomes ``not A, not B``;
+* ``(not A)`` where A has variables bound nowhere else (read as "no instance of A holds") becomes
+  ``not gdl_not_K(...)`` with an auxiliary rule ``gdl_not_K(...) :- A.`` placed just before;
 * ``(or A B)`` is expanded: a rule with disjunctive bodies becomes one rule per combination of
   disjuncts (disjunctive normal form), so no auxiliary predicates are introduced.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from tasks.gdl.ast import Const, Distinct, Func, Literal, Not, Or, Rule, Term, Var
+from tasks.gdl.ast import Const, Distinct, Func, Literal, Not, Or, Rule, Term, Var, variables
 from tasks.gdl.errors import GDLError
 from tasks.gdl.terms import IDENT, constant_to_asp
 
@@ -82,22 +84,42 @@ def literal_to_asp(lit: Literal) -> str:
     raise GDLError.at(getattr(lit, "pos", None), f"unsupported literal: {lit}")
 
 
-def rule_to_asp(rule: Rule) -> list[str]:
-    """The ASP rules for one GDL rule (several when its body has ``or``)."""
+def rule_to_asp(rule: Rule, aux: list[str] | None = None) -> list[str]:
+    """The ASP rules for one GDL rule (several when its body has ``or``).
+
+    A negated atom with variables bound nowhere else in the body means "no instance holds"
+    (see `tasks.gdl.checks.check_safety`); it becomes ``not gdl_not_K(bound vars)`` with an
+    auxiliary rule ``gdl_not_K(bound vars) :- atom.``, appended to ``aux``.
+    """
     head = atom_to_asp(rule.head)
     out = []
     for body in expand_or(rule.body):
-        if body:
-            out.append(f"{head} :- {', '.join(literal_to_asp(b) for b in body)}.")
-        else:
-            out.append(f"{head}.")
+        bound = {v.name for lit in body if isinstance(lit, Const | Func) for v in variables(lit)}
+        parts = []
+        for lit in body:
+            if isinstance(lit, Not) and isinstance(lit.lit, Const | Func):
+                names = list(dict.fromkeys(v.name for v in variables(lit.lit)))
+                if any(n not in bound for n in names):
+                    if aux is None:
+                        raise GDLError.at(lit.pos, f"negated literal with unbound variables: {lit}")
+                    shared = [var_name(n) for n in names if n in bound]
+                    aux_head = f"gdl_not_{len(aux) + 1}" + (f"({','.join(shared)})" if shared else "")
+                    aux.append(f"{aux_head} :- {atom_to_asp(lit.lit)}.")
+                    parts.append(f"not {aux_head}")
+                    continue
+            parts.append(literal_to_asp(lit))
+        out.append(f"{head} :- {', '.join(parts)}." if parts else f"{head}.")
     return out
 
 
 def program_to_asp(rules: list[Rule]) -> str:
     lines = ["% GDL rules translated for clingo (tasks.gdl.asp): true/1 and does/2 are inputs."]
+    aux: list[str] = []
     for r in rules:
         if r.pos is not None:
             lines.append(f"% {r.pos.file}:{r.pos.line}")
-        lines.extend(rule_to_asp(r))
+        before = len(aux)
+        asp = rule_to_asp(r, aux)
+        lines.extend(aux[before:])
+        lines.extend(asp)
     return "\n".join(lines) + "\n"

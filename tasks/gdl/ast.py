@@ -110,6 +110,8 @@ class Program:
     rules: list[Rule]
     file: str
     skipped: list[tuple[Pos, str]] = field(default_factory=list)
+    asserted_distinct: list[Distinct] = field(default_factory=list)
+    """Ground ``(distinct a b)`` facts written in the file (skipped as rules; see `tasks.gdl.kif`)."""
 
 
 def relation(atom: Term) -> tuple[str, int]:

@@ -15,40 +15,53 @@ Every error names the offending rule by file:line:col.
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from tasks.gdl.ast import Const, Distinct, Func, Not, Rule, Var, atoms_of, relation, variables
 from tasks.gdl.asp import expand_or
-from tasks.gdl.errors import GDLError
+from tasks.gdl.ast import Const, Distinct, Func, Not, Rule, Var, atoms_of, relation, variables
+from tasks.gdl.errors import GDLError, GDLWarning
 
 Rel = tuple[str, int]
 
 
 def check_safety(rules: list[Rule]) -> None:
+    """Head and ``distinct`` variables must be bound by a positive body atom (else `GDLError`).
+
+    A negated literal with variables bound nowhere else is tolerated with a `GDLWarning`: some
+    published games (the sokoban family) write ``(not (true (target ?p)))`` meaning "no target at
+    all", which is what the authors' Prolog-based interpreter computed (negation as failure,
+    i.e. not-exists). `tasks.gdl.asp` translates it that way with an auxiliary predicate.
+    """
     for r in rules:
         for body in expand_or(r.body):
-            bound = {
-                v.name for lit in body if isinstance(lit, Const | Func) for v in variables(lit)
-            }
+            bound = {v.name for lit in body if isinstance(lit, Const | Func) for v in variables(lit)}
             where = [("head", r.head)] + [
                 ("negated literal" if isinstance(lit, Not) else "distinct", lit)
                 for lit in body
                 if isinstance(lit, Not | Distinct)
             ]
             for what, x in where:
-                for v in variables(x):
-                    if v.name not in bound:
-                        raise GDLError.at(
-                            r.pos,
-                            f"unsafe rule: variable ?{v.name} in the {what} {x} does not occur in a "
-                            f"positive body atom: {r}",
-                        )
-            if isinstance(r.head, Var):
-                raise GDLError.at(r.pos, "a rule head cannot be a variable")
+                free = sorted({v.name for v in variables(x)} - bound)
+                if not free:
+                    continue
+                if what == "negated literal" and not isinstance(x.lit, Distinct):
+                    warnings.warn(
+                        f"{r.pos}: variable(s) {', '.join('?' + v for v in free)} occur only in {x}; "
+                        "read as 'not exists' (negation as failure)",
+                        GDLWarning,
+                        stacklevel=3,
+                    )
+                    continue
+                raise GDLError.at(
+                    r.pos,
+                    f"unsafe rule: variable ?{free[0]} in the {what} {x} does not occur in a "
+                    f"positive body atom: {r}",
+                )
 
 
 def dependency_graph(rules: list[Rule]) -> dict[Rel, list[tuple[Rel, bool, Rule]]]:
@@ -102,17 +115,26 @@ def _reaches(g: dict[Rel, list[tuple[Rel, bool, Rule]]], start: Rel, targets: se
 
 
 def check_roles(rules: list[Rule]) -> None:
+    """``true``/``does`` are never derived and ``init`` is static (errors); ``legal``/``goal``/
+    ``terminal`` should not depend on ``does``: a `GDLWarning`, since two published games
+    (firesheep, tiny2) do. The engines compute those three in a state with no moves, as
+    Algorithm 1 of the IGGP paper does, so such ``does``-dependent rules never fire there.
+    """
     for r in rules:
         if relation(r.head)[0] in ("true", "does"):
             raise GDLError.at(r.pos, f"'{r.head.name}' cannot be the head of a rule: {r}")
     g = dependency_graph(rules)
+    banned = {"init": {"true", "does"}, "legal": {"does"}, "goal": {"does"}, "terminal": {"does"}}
     for rel in list(g):
         name = rel[0]
-        banned = {"init": {"true", "does"}, "legal": {"does"}, "goal": {"does"}, "terminal": {"does"}}
         if name in banned:
             bad = _reaches(g, rel, banned[name])
-            if bad is not None:
-                raise GDLError.at(bad.pos, f"'{name}' must not depend on {sorted(banned[name])}: {bad}")
+            if bad is None:
+                continue
+            msg = f"'{name}' must not depend on {sorted(banned[name])}: {bad}"
+            if name == "init":
+                raise GDLError.at(bad.pos, msg)
+            warnings.warn(f"{bad.pos}: {msg}; evaluated in the state without moves", GDLWarning, stacklevel=3)
 
 
 def unrestricted_recursion(rules: list[Rule]) -> list[Rule]:

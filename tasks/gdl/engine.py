@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tasks.gdl.compiled import DTYPE, Circuit
-from tasks.gdl.ground import ground_game
+from tasks.gdl.compiled import Circuit, pack, unpack, words_for
+from tasks.gdl.ground import GROUND_SECONDS, ground_game
 from tasks.gdl.reference import solve_once
 from tasks.gdl.terms import canonical
 
@@ -48,23 +48,28 @@ class Trace:
 class Engine:
     """Compiled engine for one game; build it with `Game.engine()`."""
 
-    def __init__(self, game: Game):
+    def __init__(self, game: Game, ground_seconds: float | None = None):
         self.game = game
         g = ground_game(
-            game.to_asp(), game.name, game.static_relations, game.grounding_bounded, game.role_order
+            game.to_asp(),
+            game.name,
+            game.static_relations,
+            game.grounding_bounded,
+            game.role_order,
+            GROUND_SECONDS if ground_seconds is None else ground_seconds,
         )
         self.ground = g
         self.ground_seconds = g.seconds
         self.roles: list[str] = g.roles
         self.fluents: list[str] = g.fluents
         self.moves: list[list[str]] = g.moves
-        self.static_atoms: list[str] = g.static_atoms
+        asserted = [f"distinct({d.left},{d.right})" for d in game.program.asserted_distinct]
+        self.static_atoms: list[str] = sorted({*g.static_atoms, *asserted})
         self.fallbacks = 0
         self._fluent_ix = {f: i for i, f in enumerate(self.fluents)}
         self._move_ix = [{m: i for i, m in enumerate(ms)} for ms in self.moves]
 
-        zero = g.n_atoms  # an extra row that is always 0 stands for impossible atoms
-        self._zero = zero
+        zero = g.n_atoms  # the circuit's always-0 row stands for impossible atoms
         at = g.atoms
         self._true_rows = np.array([at[f"true({f})"] for f in self.fluents], dtype=np.int64)
         self._next_rows = np.array([at.get(f"next({f})", zero) for f in self.fluents], dtype=np.int64)
@@ -93,42 +98,55 @@ class Engine:
             *(a for rows in self._goal_rows for _, a in rows),
             self._terminal_row,
         ]
-        self.circuit = Circuit(g, [int(a) for a in outputs], [int(a) for d in self._does_rows for a in d])
+        self.circuit = Circuit(g, [int(a) for a in outputs], self._does_rows)
+        state_outputs = [*np.concatenate(self._legal_rows + [np.zeros(0, np.int64)]), self._terminal_row]
+        state_outputs += [a for rows in self._goal_rows for _, a in rows]
+        # legal/goal/terminal rules that mention does (GDL forbids it; firesheep, tiny2) fire in phase 2
+        self._state_needs_moves = any(int(a) in self.circuit.move_atoms for a in state_outputs)
         self._initial = np.zeros(len(self.fluents), dtype=bool)
         self._initial[[self._fluent_ix[f] for f in g.initial]] = True
 
     # ----------------------------------------------------------------- batch core
     def _load(self, states: np.ndarray) -> np.ndarray:
+        """A value matrix for a batch of states, with legal/goal/terminal evaluated."""
         states = np.atleast_2d(np.asarray(states, dtype=bool))
         if states.shape[1] != len(self.fluents):
-            raise ValueError(f"states have {states.shape[1]} columns, the game has {len(self.fluents)} fluents")
-        v = np.zeros((self._zero + 1, len(states)), dtype=DTYPE)
-        v[self.circuit.facts] = 1
-        v[self._true_rows] = states.T
-        self.circuit.run(v, 0)
+            raise ValueError(
+                f"states have {states.shape[1]} columns, the game has {len(self.fluents)} fluents"
+            )
+        v = self.circuit.blank(words_for(len(states)))
+        v[self._true_rows] = pack(states.T)
+        self._run_state(v)
         return v
 
+    def _run_state(self, v: np.ndarray) -> None:
+        """Evaluate legal/goal/terminal (and what they need) for the loaded states, no moves."""
+        self.circuit.run(v, 0)
+        if self._state_needs_moves:
+            self.circuit.clear_moves(v)
+            self.circuit.run(v, 1)
+
     def _set_moves(self, v: np.ndarray, joint: np.ndarray) -> None:
-        cols = np.arange(v.shape[1])
-        for r, rows in enumerate(self._does_rows):
-            v[rows] = 0
-            if len(rows):
-                v[rows[joint[:, r]], cols] = 1
+        """Load (batch, roles) move ids (-1: no move) into the circuit."""
+        self.circuit.set_moves(v, joint)
 
     def legal_batch(self, states: np.ndarray) -> list[np.ndarray]:
         """Per role, a (batch, moves of role) boolean matrix of legal moves."""
         v = self._load(states)
-        return [(v[rows] > 0).T for rows in self._legal_rows]
+        b = len(np.atleast_2d(states))
+        return [unpack(v[rows], b).T for rows in self._legal_rows]
 
     def terminal_batch(self, states: np.ndarray) -> np.ndarray:
-        return self._load(states)[self._terminal_row] > 0
+        b = len(np.atleast_2d(states))
+        return unpack(self._load(states)[[self._terminal_row]], b)[0]
 
     def next_batch(self, states: np.ndarray, joint: np.ndarray) -> np.ndarray:
         """Successor states for (batch, roles) move ids; the moves are not checked for legality."""
         v = self._load(states)
-        self._set_moves(v, np.atleast_2d(np.asarray(joint, dtype=np.int64)))
+        joint = np.atleast_2d(np.asarray(joint, dtype=np.int64))
+        self._set_moves(v, joint)
         self.circuit.run(v, 1)
-        return (v[self._next_rows] > 0).T
+        return unpack(v[self._next_rows], len(joint)).T
 
     # ----------------------------------------------------------------- single states
     def initial(self) -> State:
@@ -149,7 +167,7 @@ class Engine:
         v = self._load(state[None])
         out: dict[str, int | str] = {}
         for role, rows in zip(self.roles, self._goal_rows, strict=True):
-            held = [value for value, atom in rows if v[atom, 0]]
+            held = [value for value, atom in rows if v[atom, 0] & 1]
             if held:
                 best = held[-1]
                 out[role] = int(best) if best.lstrip("-").isdigit() else best
@@ -176,8 +194,9 @@ class Engine:
     def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
         """Derived ``legal``/``goal``/``terminal``/``next`` atoms (GDL text) for any set of fluents.
 
-        ``next`` is computed with the given moves, or with none (only the move-independent
-        ``next`` rules can fire then). Exact for arbitrary states: unknown fluents or moves fall
+        ``legal``/``goal``/``terminal`` are computed in the state alone (no ``does``), as in the
+        dataset's generator; ``next`` with the given moves, or with none (only the
+        move-independent ``next`` rules can fire then). Exact for arbitrary states: unknown fluents or moves fall
         back to a clingo solve.
         """
         fluents = [canonical(f) for f in true_fluents]
@@ -187,26 +206,28 @@ class Engine:
         )
         if not known:
             self.fallbacks += 1
-            facts = [f"true({f})" for f in fluents] + [f"does({r},{m})" for r, m in moves.items()]
-            derived = solve_once(self.game.to_asp(), facts)
-            return _split_derived(derived)
+            asp = self.game.to_asp()
+            state_facts = [f"true({f})" for f in fluents]
+            out = _split_derived(solve_once(asp, state_facts))
+            move_facts = [f"does({r},{m})" for r, m in moves.items()]
+            out["next"] = _split_derived(solve_once(asp, state_facts + move_facts))["next"]
+            return out
         state = np.zeros(len(self.fluents), dtype=bool)
         state[[self._fluent_ix[f] for f in fluents]] = True
         v = self._load(state[None])
-        for r, rows in enumerate(self._does_rows):
-            v[rows] = 0
-            m = moves.get(self.roles[r])
-            if m is not None:
-                v[rows[self._move_ix[r][m]]] = 1
-        self.circuit.run(v, 1)
         out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
         for role, ms, rows in zip(self.roles, self.moves, self._legal_rows, strict=True):
-            out["legal"] += [f"legal({role},{m})" for m, a in zip(ms, rows, strict=True) if v[a, 0]]
+            out["legal"] += [f"legal({role},{m})" for m, a in zip(ms, rows, strict=True) if v[a, 0] & 1]
         for role, rows in zip(self.roles, self._goal_rows, strict=True):
-            out["goal"] += [f"goal({role},{value})" for value, a in rows if v[a, 0]]
-        if v[self._terminal_row, 0]:
+            out["goal"] += [f"goal({role},{value})" for value, a in rows if v[a, 0] & 1]
+        if v[self._terminal_row, 0] & 1:
             out["terminal"] = ["terminal"]
-        out["next"] = [f"next({f})" for f, a in zip(self.fluents, self._next_rows, strict=True) if v[a, 0]]
+        joint = [self._move_ix[r][moves[role]] if role in moves else -1 for r, role in enumerate(self.roles)]
+        self._set_moves(v, np.array([joint], dtype=np.int64))
+        self.circuit.run(v, 1)
+        out["next"] = [
+            f"next({f})" for f, a in zip(self.fluents, self._next_rows, strict=True) if v[a, 0] & 1
+        ]
         return {k: sorted(x) for k, x in out.items()}
 
     # ----------------------------------------------------------------- playouts
@@ -217,6 +238,8 @@ class Engine:
         in a terminal state, after ``max_steps`` joint moves, or when some role has no legal move.
         """
         rng = np.random.default_rng(seed)
+        # keep the (steps, batch, fluents) trace block under ~64 MB
+        batch = max(64, min(batch, (64 << 20) // ((max_steps + 1) * max(1, len(self.fluents)))))
         traces: list[Trace] = []
         for start in range(0, n, batch):
             traces.extend(self._playout_batch(min(batch, n - start), max_steps, rng))
@@ -231,16 +254,17 @@ class Engine:
         is_terminal = np.zeros(b, dtype=bool)
         is_stuck = np.zeros(b, dtype=bool)
         act = np.arange(b)
-        v = np.zeros((self._zero + 1, b), dtype=DTYPE)
-        v[self.circuit.facts] = 1
-        v[self._true_rows] = self._initial[:, None]
+        v = self.circuit.blank(words_for(b))
+        v[self._true_rows] = pack(np.repeat(self._initial[:, None], b, axis=1))
         for t in range(max_steps + 1):
-            self.circuit.run(v, 0)
-            states.append((v[self._true_rows] > 0).T)
+            n = len(act)
+            self._run_state(v)
+            states.append(unpack(v[self._true_rows], n).T)
             actives.append(act)
-            term = v[self._terminal_row] > 0
-            legal = [v[rows] > 0 for rows in self._legal_rows]
-            stuck = ~term & np.any([~lg.any(axis=0) for lg in legal], axis=0) if n_roles else ~term
+            term = unpack(v[[self._terminal_row]], n)[0]
+            legal = [unpack(v[rows], n) for rows in self._legal_rows]
+            counts = [lg.sum(axis=0) for lg in legal]
+            stuck = ~term & np.any([c == 0 for c in counts], axis=0) if n_roles else ~term
             done = term | stuck
             if t == max_steps:
                 done[:] = True
@@ -250,37 +274,34 @@ class Engine:
             keep = ~done
             if not keep.any():
                 break
-            joint = np.zeros((len(act), n_roles), dtype=np.int64)
-            for r, lg in enumerate(legal):
-                u = rng.random(lg.shape)
-                u[~lg] = -1.0
-                joint[:, r] = u.argmax(axis=0)
+            joint = np.zeros((n, n_roles), dtype=np.int64)
+            for r, (lg, c) in enumerate(zip(legal, counts, strict=True)):
+                k = (rng.random(n) * c).astype(np.int64)  # the k-th legal move, uniformly
+                joint[:, r] = np.argmax(np.cumsum(lg, axis=0) > k, axis=0)
             self._set_moves(v, joint)
             self.circuit.run(v, 1)
-            nxt = v[self._next_rows][:, keep]
             joints.append(joint)
-            v = v[:, keep]
-            v[self._true_rows] = nxt
-            act = act[keep]
+            nxt = v[self._next_rows]
+            if keep.all():
+                v[self._true_rows] = nxt
+            else:
+                act = act[keep]
+                v = self.circuit.blank(words_for(len(act)))
+                v[self._true_rows] = pack(unpack(nxt, n)[:, keep])
         return self._assemble(b, ended, is_terminal, is_stuck, states, actives, joints)
 
     def _assemble(self, b, ended, is_terminal, is_stuck, states, actives, joints) -> list[Trace]:
-        where = []
-        for act in actives:
-            pos = np.full(b, -1, dtype=np.int64)
-            pos[act] = np.arange(len(act))
-            where.append(pos)
-        out = []
-        for i in range(b):
-            k = int(ended[i])
-            s = np.stack([states[t][where[t][i]] for t in range(k + 1)])
-            m = (
-                np.stack([joints[t][where[t][i]] for t in range(k)])
-                if k
-                else np.zeros((0, len(self.roles)), dtype=np.int64)
-            )
-            out.append(Trace(s, m, bool(is_terminal[i]), bool(is_stuck[i])))
-        return out
+        """Per-playout traces from the per-step arrays (rows of still-running playouts only)."""
+        all_states = np.zeros((len(states), b, len(self.fluents)), dtype=bool)
+        for t, (act, s) in enumerate(zip(actives, states, strict=True)):
+            all_states[t, act] = s
+        all_joints = np.zeros((len(joints), b, len(self.roles)), dtype=np.int64)
+        for t, j in enumerate(joints):
+            all_joints[t, actives[t]] = j
+        return [
+            Trace(all_states[: k + 1, i], all_joints[:k, i], bool(term), bool(stuck))
+            for i, (k, term, stuck) in enumerate(zip(ended.tolist(), is_terminal, is_stuck, strict=True))
+        ]
 
 
 def _goal_key(value: str) -> tuple[int, int | str]:

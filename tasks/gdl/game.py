@@ -6,8 +6,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tasks.gdl.ast import Const, Func, Program, Rule, relation
 from tasks.gdl.asp import program_to_asp
+from tasks.gdl.ast import Const, Func, Program, Rule, relation
 from tasks.gdl.checks import check, dependency_graph, unrestricted_recursion
 from tasks.gdl.kif import parse_file, parse_text
 
@@ -45,7 +45,11 @@ class Game:
 
     @cached_property
     def static_relations(self) -> set[str]:
-        """Relations that depend on neither ``true`` nor ``does`` (their atoms are fixed)."""
+        """Relations that depend on neither ``true`` nor ``does`` (their atoms are fixed).
+
+        ``init``, ``base`` and the four targets (``legal``, ``goal``, ``terminal``, ``next``)
+        are left out even when static, as in the published data's ``statics:`` sections.
+        """
         g = dependency_graph(self.rules)
         dynamic = {"true", "does"}
         changed = True
@@ -55,7 +59,7 @@ class Game:
                 if h[0] not in dynamic and any(b[0] in dynamic for b, _, _ in edges):
                     dynamic.add(h[0])
                     changed = True
-        return self.relations - dynamic - {"next"}
+        return self.relations - dynamic - {"init", "base", "legal", "goal", "terminal", "next"}
 
     @cached_property
     def role_order(self) -> list[str]:
@@ -77,12 +81,16 @@ class Game:
         """The rules as a clingo program (conventions in `tasks.gdl.asp`); no state, no moves."""
         return program_to_asp(self.rules)
 
-    def engine(self) -> Engine:
-        """The compiled engine (grounds once on first call, then cached)."""
+    def engine(self, ground_seconds: float | None = None) -> Engine:
+        """The compiled engine (grounds once on first call, then cached).
+
+        ``ground_seconds`` bounds grounding when the recursion restriction does not hold
+        (default `tasks.gdl.ground.GROUND_SECONDS`); exceeding it raises `GDLError`.
+        """
         if self._engine is None:
             from tasks.gdl.engine import Engine
 
-            self._engine = Engine(self)
+            self._engine = Engine(self, ground_seconds)
         return self._engine
 
     def clingo_engine(self) -> ClingoEngine:

@@ -12,9 +12,10 @@ The same grounding is the program the engines evaluate: a rule instance exists f
 combination of possible fluents and moves, with facts and static relations already simplified
 away by the grounder. The ground rules are read through `clingo.Control.register_observer`.
 
-Grounding a program that violates GDL's recursion restriction may not terminate; such games are
-first grounded in a forked child under a time bound (`GROUND_SECONDS`) and refused with a clear
-error when it is exceeded.
+Grounding a program that violates GDL's recursion restriction may not terminate, and grounding
+a big game (chess-like boards, where the over-approximation is large) may take very long; so
+grounding runs in a forked child under a time bound (`GROUND_SECONDS`) and a game that exceeds
+it is refused with a clear error.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import clingo
 from tasks.gdl.errors import GDLError
 from tasks.gdl.terms import symbol_text
 
-GROUND_SECONDS = 60.0
-"""Time bound for grounding a game whose recursion is not provably bounded."""
+GROUND_SECONDS = 120.0
+"""Default time bound for grounding one game (seconds)."""
 
 SCAFFOLD = """
 % tasks.gdl.ground: every fluent that may hold and every move that may be legal.
@@ -79,38 +80,62 @@ class _Collect:
         self.weight += 1
 
 
-def _ground_in_child(asp: str, conn) -> None:  # pragma: no cover - runs in the forked child
-    ctl = clingo.Control(["--warn=none"])
-    ctl.add("base", [], asp + SCAFFOLD)
-    ctl.ground([("base", [])])
-    conn.send(True)
-
-
-def _check_terminates(asp: str, name: str, seconds: float) -> None:
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_ground_in_child, args=(asp, child), daemon=True)
-    proc.start()
-    ok = parent.poll(seconds)
-    if not ok:
-        proc.kill()
-        proc.join()
-        raise GDLError(
-            name, 0, 0, f"grounding did not finish within {seconds:.0f} s (unrestricted recursion?)"
-        )
-    proc.join()
+def _child(conn, args: tuple) -> None:  # pragma: no cover - runs in the forked child
+    try:
+        conn.send(("ok", _ground(*args)))
+    except GDLError as e:
+        conn.send(("gdl", (e.file, e.line, e.col, e.msg)))
+    except BaseException as e:  # noqa: BLE001 - MemoryError, clingo errors: report them all
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
 
 
 def ground_game(
-    asp: str, name: str, static_relations: set[str], bounded: bool, role_order: list[str]
+    asp: str,
+    name: str,
+    static_relations: set[str],
+    bounded: bool,
+    role_order: list[str],
+    seconds: float = GROUND_SECONDS,
 ) -> GroundGame:
-    """Ground ``asp`` (the game's rules) once; see the module docstring.
+    """Ground ``asp`` (the game's rules) once, within ``seconds``; see the module docstring.
 
-    ``bounded`` says the static checks proved grounding terminates; otherwise it is first tried
-    in a child process under `GROUND_SECONDS`.
+    Grounding runs in a forked child process that ships the ground program back, so a grounding
+    that does not terminate (or blows up) is stopped at the bound with a `GDLError` naming the
+    game; ``bounded`` (the recursion restriction holds) only changes the wording. Without
+    ``fork`` (not Linux/macOS) it runs in-process, unbounded.
     """
-    if not bounded:
-        _check_terminates(asp, name, GROUND_SECONDS)
+    args = (asp, name, static_relations, role_order)
+    try:
+        ctx = mp.get_context("fork")
+    except ValueError:
+        return _ground(*args)
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, args), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(seconds):
+            why = "" if bounded else " (its recursion is not provably bounded)"
+            raise GDLError(name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}")
+        try:
+            kind, payload = parent.recv()
+        except EOFError:
+            raise GDLError(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        parent.close()
+    if kind == "ok":
+        return payload
+    if kind == "gdl":
+        raise GDLError(*payload)
+    raise GDLError(name, 0, 0, f"grounding failed: {payload}")
+
+
+def _ground(asp: str, name: str, static_relations: set[str], role_order: list[str]) -> GroundGame:
     t0 = time.perf_counter()
     ctl = clingo.Control(["--warn=none"])
     obs = _Collect()
@@ -125,7 +150,6 @@ def ground_game(
 
     atoms: dict[str, int] = {}
     facts: set[int] = set()
-    by_lit: dict[int, clingo.Symbol] = {}
     roles: list[str] = []
     fluents: list[str] = []
     initial: list[str] = []
@@ -135,7 +159,6 @@ def ground_game(
         sym = sa.symbol
         text = symbol_text(sym)
         atoms[text] = sa.literal
-        by_lit[sa.literal] = sym
         if sa.is_fact:
             facts.add(sa.literal)
         args = sym.arguments
@@ -168,9 +191,7 @@ def ground_game(
             raise GDLError(name, 0, 0, "unexpected disjunctive/integrity rule in the ground program")
         if head[0] in facts or head[0] in inputs:
             continue
-        rules.append(
-            GroundRule(head[0], tuple(b for b in body if b > 0), tuple(-b for b in body if b < 0))
-        )
+        rules.append(GroundRule(head[0], tuple(b for b in body if b > 0), tuple(-b for b in body if b < 0)))
     n_atoms = 1 + max([0, *atoms.values(), *(a for r in rules for a in (r.head, *r.pos, *r.neg))])
     return GroundGame(
         roles=roles,

@@ -25,9 +25,7 @@ from pathlib import Path
 from tasks.gdl.ast import Const, Distinct, Func, Literal, Not, Or, Program, Rule, Term, Var, variables
 from tasks.gdl.errors import GDLError, GDLWarning, Pos
 
-KEYWORDS = frozenset(
-    "<= role init true does legal next goal terminal distinct not or and base input".split()
-)
+KEYWORDS = frozenset("<= role init true does legal next goal terminal distinct not or and base input".split())
 _IMPORT = re.compile(r"^\s*import\s+([A-Za-z0-9_.\-]+)\s*$")
 _PROLOG = re.compile(r":-|[A-Za-z0-9_]\(|[.,]\s*$")
 
@@ -104,7 +102,9 @@ def _import(name: str, pos: Pos, program: Program, base_dir: Path | None, seen: 
     if path.resolve() in seen:
         return []  # already included (import cycles or diamonds)
     seen.add(path.resolve())
-    return _tokenize(path.read_text(encoding="utf-8", errors="replace"), str(path), program, path.parent, seen)
+    return _tokenize(
+        path.read_text(encoding="utf-8", errors="replace"), str(path), program, path.parent, seen
+    )
 
 
 def _sexprs(toks: list[_Tok], file: str) -> list[_SExpr]:
@@ -186,19 +186,30 @@ def _literal(x: _SExpr | _Tok) -> list[Literal]:
 
 def _rule(x: _SExpr | _Tok, program: Program) -> Rule | None:
     """A rule or fact; a ground ``(distinct a b)`` fact with a != b is a built-in truth: skipped."""
-    if isinstance(x, _SExpr) and x.items and isinstance(x.items[0], _Tok) and _normal(x.items[0].text) == "<=":
+    if (
+        isinstance(x, _SExpr)
+        and x.items
+        and isinstance(x.items[0], _Tok)
+        and _normal(x.items[0].text) == "<="
+    ):
         if len(x.items) < 2:
             raise GDLError.at(x.pos, "'<=' needs a head")
         head = _atom(x.items[1], "a rule head")
         body = tuple(lit for b in x.items[2:] for lit in _literal(b))
         return Rule(head, body, x.pos)
-    if isinstance(x, _SExpr) and x.items and isinstance(x.items[0], _Tok) and _normal(x.items[0].text) == "distinct":
+    if (
+        isinstance(x, _SExpr)
+        and x.items
+        and isinstance(x.items[0], _Tok)
+        and _normal(x.items[0].text) == "distinct"
+    ):
         lit = _literal(x)[0]
         assert isinstance(lit, Distinct)
         if lit.left != lit.right and not any(True for _ in variables(lit)):
             msg = f"{x.pos}: skipped the fact {lit}: 'distinct' is built in and this instance holds anyway"
             warnings.warn(msg, GDLWarning, stacklevel=3)
             program.skipped.append((x.pos, msg))
+            program.asserted_distinct.append(lit)
             return None
         raise GDLError.at(x.pos, f"'distinct' cannot be asserted as a fact: {lit}")
     return Rule(_atom(x, "a fact"), (), x.pos)

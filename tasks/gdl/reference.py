@@ -50,15 +50,25 @@ class ClingoEngine:
         self.ctl = clingo.Control(["--warn=none"])
         externals = [f"#external true({f})." for f in _asp_terms(self.fluents)]
         for r, ms in zip(self.roles, self.moves, strict=True):
-            externals += [f"#external does({a},{b})." for a, b in zip(_asp_terms([r] * len(ms)), _asp_terms(ms), strict=True)]
-        self.ctl.add("base", [], game.to_asp() + "\n".join(externals))
+            externals += [
+                f"#external does({a},{b})."
+                for a, b in zip(_asp_terms([r] * len(ms)), _asp_terms(ms), strict=True)
+            ]
+        shows = "\n#show legal/2.\n#show goal/2.\n#show terminal/0.\n#show next/1.\n"
+        self.ctl.add("base", [], game.to_asp() + "\n".join(externals) + shows)
         self.ctl.ground([("base", [])])
         self.ground_seconds = time.perf_counter() - t0
+        for sym in self.ctl.symbolic_atoms:
+            if sym.is_external:
+                self.ctl.assign_external(sym.symbol, None)
         self._true = [to_symbol(parse_ground(f"true({f})")) for f in self.fluents]
         self._does = [
             [clingo.Function("does", [to_symbol(parse_ground(r)), to_symbol(parse_ground(m))]) for m in ms]
             for r, ms in zip(self.roles, self.moves, strict=True)
         ]
+        atoms = self.ctl.symbolic_atoms
+        self._true_lits = np.array([atoms[x].literal for x in self._true], dtype=np.int64)
+        self._does_lits = [np.array([atoms[x].literal for x in d], dtype=np.int64) for d in self._does]
         self._initial = np.zeros(len(self.fluents), dtype=bool)
         ix = {f: i for i, f in enumerate(self.fluents)}
         self._initial[[ix[f] for f in g.initial]] = True
@@ -67,17 +77,19 @@ class ClingoEngine:
         self.solves = 0
 
     def _solve(self, state: State, joint: list[int] | None) -> set[str]:
-        for sym, on in zip(self._true, state, strict=True):
-            self.ctl.assign_external(sym, bool(on))
-        for r, syms in enumerate(self._does):
-            for i, sym in enumerate(syms):
-                self.ctl.assign_external(sym, joint is not None and joint[r] == i)
+        # the externals are left free; assumptions (program literals) fix all of them for this solve
+        assume = np.where(state, self._true_lits, -self._true_lits).tolist()
+        for r, lits in enumerate(self._does_lits):
+            on = np.zeros(len(lits), dtype=bool)
+            if joint is not None:
+                on[joint[r]] = True
+            assume += np.where(on, lits, -lits).tolist()
         out: set[str] = set()
 
         def on_model(m: clingo.Model) -> None:
-            out.update(symbol_text(s) for s in m.symbols(atoms=True) if s.name in _DERIVED)
+            out.update(symbol_text(s) for s in m.symbols(shown=True))
 
-        self.ctl.solve(on_model=on_model)
+        self.ctl.solve(assumptions=assume, on_model=on_model)
         self.solves += 1
         return out
 
@@ -85,8 +97,12 @@ class ClingoEngine:
         return self._initial.copy()
 
     def derived(self, state: State, joint: list[int] | None = None) -> set[str]:
-        """All derived legal/goal/terminal/next atoms (GDL text) of the state (and moves)."""
-        return self._solve(state, joint)
+        """Derived legal/goal/terminal atoms of the state, and next atoms of the state and moves.
+
+        As in `tasks.gdl.engine.Engine.evaluate`: legal/goal/terminal see no ``does``.
+        """
+        out = {a for a in self._solve(state, None) if not a.startswith("next(")}
+        return out | {a for a in self._solve(state, joint) if a.startswith("next(")}
 
     def legal(self, state: State) -> list[np.ndarray]:
         d = self._solve(state, None)

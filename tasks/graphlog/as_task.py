@@ -61,6 +61,20 @@ def graph_atoms(g: GraphSet, i: int) -> list[str]:
     return atoms + ["query(u, v)"]
 
 
+def world_signature(n_relations: int, classes: list[int]):
+    """A type signature for the encoding: one type ``node`` whose only constants are ``u`` and ``v``.
+
+    Why: the other node names (``n4``) are arbitrary per graph, so a learner that reads constants
+    from the signature (the ILP bias) must not put them in rules.
+    """
+    from tasks.signature import parse_typ
+
+    edges = ", ".join(relation_name(r) for r in range(n_relations))
+    targets = ", ".join(target_predicate(r) for r in classes)
+    text = f"{edges}, query, {targets} :: node -> node -> bool.\nu, v :: node.\n"
+    return parse_typ(text, name="graphlog")
+
+
 def world_task(world: World, source: str = "") -> Task:
     """The world's query graphs as (B, E+, E-) examples over ``rel_rK(u, v)`` target atoms."""
     classes = world_classes(world)
@@ -70,7 +84,9 @@ def world_task(world: World, source: str = "") -> Task:
     splits = {}
     rows_by_split = {}
     for name, g in world.splits.items():
-        rows = [np.array([background.add(a) for a in graph_atoms(g, i)], dtype=np.int64) for i in range(len(g))]
+        rows = [
+            np.array([background.add(a) for a in graph_atoms(g, i)], dtype=np.int64) for i in range(len(g))
+        ]
         rows_by_split[SPLIT_ALIASES.get(name, name)] = (rows, [[column[int(t)]] for t in g.target])
     # Backgrounds become CSR only now, when the vocabulary has every split's atoms.
     for alias, (rows, pos) in rows_by_split.items():
@@ -79,7 +95,8 @@ def world_task(world: World, source: str = "") -> Task:
         )
     return Task(
         game=world.name, target=TARGET, background_atoms=background, target_atoms=targets,
-        statics=np.zeros(0, dtype=np.int64), splits=splits, signature=None, source=source,
+        statics=np.zeros(0, dtype=np.int64), splits=splits, source=source,
+        signature=world_signature(max(world.n_relations, max(classes, default=0) + 1), classes),
     )  # fmt: skip
 
 
@@ -108,7 +125,9 @@ def decode_split(task: Task, split: Split) -> tuple[GraphSet, list[int]]:
                 continue
             m = _REL.match(name)
             if not m or len(args) != 2:
-                raise ValueError(f"task {task.name}: background atom {task.background_atoms[aid]!r} is not rK(a, b)")
+                raise ValueError(
+                    f"task {task.name}: background atom {task.background_atoms[aid]!r} is not rK(a, b)"
+                )
             s, d = (local.setdefault(x, len(local)) for x in args)
             edges.append((s, int(m.group(1)), d))
         pos = split.positives_of(i)

@@ -198,13 +198,19 @@ def _shortest(adj: dict[int, set[int]], s: int, t: int) -> tuple[int, int]:
 
 
 def query_graph(
-    path: tuple, target: int, g: WorldGraph, adj: dict[int, list[tuple[int, int]]], cfg: GeneratorConfig,
+    path: tuple,
+    target: int,
+    g: WorldGraph,
+    adj: dict[int, list[tuple[int, int]]],
+    cfg: GeneratorConfig,
     rng: np.random.Generator,
 ) -> QueryGraph:
     """Algorithm 4's inner loop: the path, BFS neighbours, no rival path; nodes relabelled at random."""
     u, v = path[0], path[-1]
     length = len(path) - 1
-    chosen: dict[tuple[int, int], int] = {(a, b): g.edges[(a, b)] for a, b in zip(path, path[1:], strict=False)}
+    chosen: dict[tuple[int, int], int] = {
+        (a, b): g.edges[(a, b)] for a, b in zip(path, path[1:], strict=False)
+    }
     und: dict[int, set[int]] = {}
     for a, b in chosen:
         und.setdefault(a, set()).add(b)

@@ -108,7 +108,9 @@ def read_rules(path: Path) -> list[Rule]:
         else:
             body, head = r[:-1], r[-1]
         if len(body) != 2 or head is None:
-            raise ValueError(f"{where}: expected [body1, body2, head] or {{'body': [..], 'head': ..}}, got {r!r}")
+            raise ValueError(
+                f"{where}: expected [body1, body2, head] or {{'body': [..], 'head': ..}}, got {r!r}"
+            )
         rules.append(Rule(relation_id(body[0], where), relation_id(body[1], where), relation_id(head, where)))
     return rules
 
@@ -119,7 +121,8 @@ class ReleasedSuite:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._worlds = sorted(
-            (d.name for d in self.root.iterdir() if d.is_dir() and (d / "train.jsonl").is_file()), key=_natural
+            (d.name for d in self.root.iterdir() if d.is_dir() and (d / "train.jsonl").is_file()),
+            key=_natural,
         )
         if not self._worlds:
             raise FileNotFoundError(f"{self.root}: no WORLD/train.jsonl found (released GraphLog layout)")

@@ -134,7 +134,9 @@ class Suite:
         self.root = Path(root)
         for name in ("rules.parquet", "worlds.parquet"):
             if not (self.root / name).is_file():
-                raise FileNotFoundError(f"{self.root / name}: not a GraphLog suite (run `orch graphlog generate`)")
+                raise FileNotFoundError(
+                    f"{self.root / name}: not a GraphLog suite (run `orch graphlog generate`)"
+                )
         rt = pq.read_table(self.root / "rules.parquet").to_pydict()
         self.rules = [Rule(a, b, h) for a, b, h in zip(rt["body1"], rt["body2"], rt["head"], strict=True)]
         self.index = {row["world"]: row for row in pq.read_table(self.root / "worlds.parquet").to_pylist()}

@@ -1,0 +1,272 @@
+"""GraphLog GNNs on this machine: throughput (graphs/s, train and inference) and reduced-scale accuracy.
+
+    python bench/bench_gnn.py                       # throughput of the six models, one small world
+    python bench/bench_gnn.py --accuracy            # + supervised accuracy on a reduced suite
+    python bench/bench_gnn.py --accuracy --worlds 3 --train 1000 --epochs 20 --json
+
+Throughput: graphs per second of one training pass (forward, backward, Adam step) and of
+inference, batch size 32 / 256, one torch thread (what a ``num_cpus: 1`` job gets), best of
+``--repeats``. Accuracy: each of the six models trained single-world supervised on the first
+``--worlds`` worlds of a reduced suite (sizes and epochs printed with the table); chance is the
+majority class rate of the test split, printed beside it. With ``--knn`` the ``knn5`` learner
+runs on the same worlds through the common Task encoding, for reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import print_table  # noqa: E402
+
+MODELS = [
+    ("param", "rgcn"),
+    ("gcn", "rgcn"),
+    ("gat", "rgcn"),
+    ("param", "egat"),
+    ("gcn", "egat"),
+    ("gat", "egat"),
+]
+
+
+def suite(args: argparse.Namespace):
+    from learners.gnn.data import WorldData
+    from tasks.graphlog.generator import GeneratorConfig, generate_suite
+
+    cfg = GeneratorConfig(n_train=args.train, n_valid=args.test, n_test=args.test, seed=args.seed)
+    return [WorldData.of_world(w) for w in generate_suite(cfg, list(range(args.worlds)))], cfg
+
+
+def throughput(world, args: argparse.Namespace) -> list[dict]:
+    import torch
+
+    from learners.base import Budget
+    from learners.gnn.modules import GraphLogNet, NetConfig
+    from learners.gnn.train import TrainConfig, make_optimizer, pick_device, predict_classes, train_steps
+
+    device = pick_device()
+    rows = []
+    n_train = len(world.splits["train"])
+    n_test = len(world.splits["test"])
+    for rep, comp in MODELS:
+        torch.manual_seed(0)
+        net = GraphLogNet(NetConfig(rep=rep, comp=comp, dim=args.dim)).to(device)
+        opt = make_optimizer(net, TrainConfig())
+        train_s, infer_s = [], []
+        for r in range(args.repeats):
+            t = time.perf_counter()
+            list(train_steps(net, opt, world, "train", TrainConfig(), np.random.default_rng(r), Budget()))
+            train_s.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            predict_classes(net, world, "test")
+            infer_s.append(time.perf_counter() - t)
+        rows.append(
+            {
+                "model": f"{rep}-{comp}",
+                "dim": args.dim,
+                "device": device.type,
+                "train_graphs_per_s": n_train / min(train_s),
+                "infer_graphs_per_s": n_test / min(infer_s),
+                "params": sum(p.numel() for p in net.parameters()),
+            }
+        )
+    return rows
+
+
+def accuracy(worlds, args: argparse.Namespace) -> list[dict]:
+    from learners.gnn import setups
+    from learners.gnn.modules import NetConfig
+    from learners.gnn.train import TrainConfig
+
+    rows = []
+    for rep, comp in MODELS:
+        res = setups.supervised(
+            worlds, NetConfig(rep=rep, comp=comp, dim=args.dim), TrainConfig(epochs=args.epochs)
+        )
+        for r in res:
+            w = next(x for x in worlds if x.name == r["world"])
+            t = w.splits["test"].target
+            rows.append(
+                {
+                    "model": r["model"],
+                    "world": r["world"],
+                    "test_acc": r["test_acc"],
+                    "valid_acc": r["valid_acc"],
+                    "train_acc": r["train_acc"],
+                    "majority": float(np.bincount(t).max() / len(t)),
+                    "train_s": r["train_s"],
+                }
+            )
+    return rows
+
+
+def knn(args: argparse.Namespace) -> list[dict]:
+    from learners import Budget, make_learner
+    from learners.metrics import evaluate, pool
+    from tasks.graphlog.as_task import world_task
+    from tasks.graphlog.generator import GeneratorConfig, generate_suite
+
+    cfg = GeneratorConfig(n_train=args.train, n_valid=args.test, n_test=args.test, seed=args.seed)
+    rows = []
+    for w in generate_suite(cfg, list(range(args.worlds))):
+        task = world_task(w)
+        model = make_learner("knn5").fit(task, Budget(60))
+        pred = model.predict(task, task.splits["test"])
+        pred = np.asarray(pred.todense() if hasattr(pred, "todense") else pred)
+        pos = task.splits["test"].positives.toarray()
+        # Exact-match accuracy over queries (a prediction is right when it marks only the true relation).
+        acc = float(np.mean([(p == y).all() for p, y in zip(pred, pos, strict=True)]))
+        bacc = pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
+        rows.append({"model": "knn5", "world": w.name, "test_exact_acc": acc, "test_balanced_acc": bacc})
+    return rows
+
+
+def _query_scores(task, model, split_name: str) -> tuple[float, float]:
+    """Exact-match query accuracy (only the true relation predicted) and pooled balanced accuracy."""
+    from learners.metrics import count, pool
+
+    split = task.splits[split_name]
+    pred = model.predict(task, split)
+    pred = np.asarray(pred.todense() if hasattr(pred, "todense") else pred, dtype=bool)
+    pos = split.positives.toarray()
+    exact = float(np.mean((pred == pos).all(axis=1))) if len(pos) else float("nan")
+    return exact, pool(count(task, split, pred).values()).balanced_accuracy
+
+
+class _PerPredicate:
+    """One ILP model per target predicate, combined into a model over the whole task."""
+
+    def __init__(self, models: dict):
+        self.models = models
+
+    def predict(self, task, split):
+        out = np.zeros((split.n_examples, len(task.target_atoms)), dtype=bool)
+        for p, m in self.models.items():
+            cols = task.predicate_columns(p)
+            sub = task.for_predicate(p)
+            pred = m.predict(sub, sub.splits[split.name])
+            out[:, cols] = np.asarray(pred.todense() if hasattr(pred, "todense") else pred, dtype=bool)
+        return out
+
+
+_CHAIN = re.compile(r"^rel_r(\d+)\((\w+),(\w+)\):-r(\d+)\((\w+),(\w+)\),r(\d+)\((\w+),(\w+)\)\.$")
+
+
+def _chain_rule(clause: str):
+    """The Rule a learned clause states, if it is exactly a chain ``rk(X,Y) :- ri(X,Z), rj(Z,Y)``."""
+    from tasks.graphlog.rules import Rule
+
+    m = _CHAIN.match(clause.replace(" ", ""))
+    if not m:
+        return None
+    k, x, y, i, a, b, j, c, d = m.groups()
+    for (p, q, r, s_), (bi, bj) in (((a, b, c, d), (i, j)), ((c, d, a, b), (j, i))):
+        if p == x and q == r and s_ == y and len({x, y, q}) == 3:
+            return Rule(int(bi), int(bj), int(k))
+    return None
+
+
+def ilp(args: argparse.Namespace) -> list[dict]:
+    """``ilasp`` per predicate on the same worlds, and on 2-hop-only worlds (max path length 2)."""
+    from learners import Budget, make_learner
+    from tasks.graphlog.as_task import world_task
+    from tasks.graphlog.generator import GeneratorConfig, generate_suite
+
+    rows = []
+    for label, max_len in (("all paths", 10), ("2-hop only", 2)):
+        cfg = GeneratorConfig(
+            n_train=args.ilp_train,
+            n_valid=args.test // 2,
+            n_test=args.test,
+            seed=args.seed,
+            max_path_length=max_len,
+        )
+        for w in generate_suite(cfg, list(range(args.worlds))):
+            task = world_task(w)
+            t = time.perf_counter()
+            models = {
+                p: make_learner("ilasp").fit(task.for_predicate(p), Budget(args.ilp_budget))
+                for p in task.predicates
+            }
+            model = _PerPredicate(models)
+            train_exact, _ = _query_scores(task, model, "train")
+            test_exact, test_bacc = _query_scores(task, model, "test")
+            learned = [c for m in models.values() for c in (m.rules() or "").split("\n") if c.strip()]
+            exact = sum(_chain_rule(c) in set(w.rules) for c in learned)
+            rows.append(
+                {
+                    "paths": label,
+                    "world": w.name,
+                    "train_exact_acc": train_exact,
+                    "test_exact_acc": test_exact,
+                    "test_balanced_acc": test_bacc,
+                    "clauses": len(learned),
+                    "clauses_equal_to_a_world_rule": exact,
+                    "train_descriptors_2hop": len(
+                        {d for d in w.splits["train"].descriptors() if len(d) == 2}
+                    ),
+                    "learn_s": time.perf_counter() - t,
+                }
+            )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--worlds", type=int, default=1)
+    ap.add_argument("--train", type=int, default=500)
+    ap.add_argument("--test", type=int, default=200)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--accuracy", action="store_true", help="also train the six models (supervised)")
+    ap.add_argument("--knn", action="store_true", help="also run knn5 on the same worlds")
+    ap.add_argument("--ilp", action="store_true", help="also run ilasp per predicate on the same worlds")
+    ap.add_argument("--ilp-train", type=int, default=300, help="training graphs per world for ilasp")
+    ap.add_argument("--ilp-budget", type=float, default=20.0, help="seconds per predicate for ilasp")
+    ap.add_argument("--throughput", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    worlds, cfg = suite(args)
+    sizes = f"train={args.train} valid={args.test} test={args.test}"
+    if args.throughput:
+        print_table(
+            throughput(worlds[0], args), args.json, f"GNN throughput on {worlds[0].name} ({sizes}), 1 thread"
+        )
+    if args.accuracy:
+        rows = accuracy(worlds, args)
+        print_table(
+            rows, args.json, f"supervised accuracy, {args.worlds} worlds, {sizes}, {args.epochs} epochs"
+        )
+        summary = []
+        for rep, comp in MODELS:
+            accs = [r["test_acc"] for r in rows if r["model"] == f"{rep}-{comp}"]
+            summary.append({"model": f"{rep}-{comp}", "mean_test_acc": float(np.mean(accs))})
+        summary.append(
+            {
+                "model": "majority class",
+                "mean_test_acc": float(np.mean([r["majority"] for r in rows[: args.worlds]])),
+            }
+        )
+        print_table(summary, args.json, "mean test accuracy over worlds")
+    if args.knn:
+        print_table(knn(args), args.json, "knn5 through the common Task encoding")
+    if args.ilp:
+        print_table(
+            ilp(args),
+            args.json,
+            f"ilasp per predicate ({args.ilp_budget:.0f} s each), {args.ilp_train} train graphs",
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The language bias from a type signature, and clause text with variables named by type."""
+
+from __future__ import annotations
+
+import pytest
+
+from learners.ilp.bias import NEQ, Clause, Literal, Settings, bias_for
+from tasks.iggp import DatFile, task_from_dats
+from tasks.signature import parse_typ
+
+TYP = """
+true, next :: prop -> bool.
+does :: agent -> action -> bool.
+cell :: pos -> pos -> mark -> prop.
+control :: agent -> prop.
+mark :: pos -> pos -> action.
+noop :: action.
+white, black :: agent.
+x, o, b :: mark.
+1, 2 :: pos.
+"""
+
+
+def _task(statics=("succ(1, 2)",)):
+    dat = DatFile(
+        ["next_cell(1, 1, x)", "next_cell(1, 2, x)"],
+        list(statics),
+        [
+            (
+                ["true_cell(1, 1, b)", "true_control(white)", "does_mark(white, 1, 1)", "does(black, noop)"],
+                ["next_cell(1, 1, x)"],
+            )
+        ],
+    )
+    return task_from_dats("mini", "next", {"train": dat}, signature=parse_typ(TYP, "mini.typ"))
+
+
+def test_bias_types_come_from_the_signature():
+    bias = bias_for(_task().for_predicate("next_cell"))
+    assert bias.head_pred == "next_cell"
+    assert bias.head_types == ("pos", "pos", "mark")
+    assert bias.body_types["true_cell"] == ("pos", "pos", "mark")
+    assert bias.body_types["does_mark"] == ("agent", "pos", "pos")
+    assert bias.body_types["does"] == ("agent", "action")
+    assert bias.static_preds == {"succ"}
+    assert bias.constants["mark"] == ["b", "o", "x"]
+    assert bias.settings.max_body == 5
+
+
+def test_undeclared_static_is_typed_by_its_constants():
+    # the published coins.typ omits succ: its arguments get the declared type of their constants
+    bias = bias_for(_task().for_predicate("next_cell"))
+    assert bias.body_types["succ"] == ("pos", "pos")
+
+
+def test_bias_is_per_predicate():
+    dat = DatFile(["next_cell(1, 1, x)", "next_control(white)"], [], [([], [])])
+    task = task_from_dats("mini", "next", {"train": dat}, signature=parse_typ(TYP))
+    with pytest.raises(ValueError, match="per target predicate"):
+        bias_for(task)
+
+
+def test_clause_text_names_variables_by_type_and_spells_constants():
+    clause = Clause(
+        "next_cell",
+        (0, 1, "x"),
+        (
+            Literal("does_mark", (2, 0, 1)),
+            Literal("true_control", (2,)),
+            Literal("true_cell", (0, 1, None), True),
+            Literal(NEQ, (0, 1)),
+        ),
+        ("pos", "pos", "agent"),
+    )
+    assert clause.text() == (
+        "next_cell(Pos1,Pos2,x) :- does_mark(Agent1,Pos1,Pos2), true_control(Agent1), "
+        "not true_cell(Pos1,Pos2,_), Pos1 != Pos2."
+    )
+    assert clause.length == 5 and clause.safe()
+    assert Clause("terminal", (), (), ()).text() == "terminal."
+    odd = Clause("p", ("Alice", "007"), (), ())
+    assert odd.text() == 'p("Alice","007").'
+
+
+def test_settings_are_the_same_for_every_game():
+    assert Settings() == Settings()
+    assert bias_for(_task().for_predicate("next_cell"), Settings(max_body=3)).settings.max_body == 3

@@ -1,0 +1,174 @@
+"""Semantics on a hand-written game, the compiled engine against clingo, playouts, flattening."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from tasks.gdl import Game, GDLError, GDLWarning, flatten, unflatten
+from tasks.gdl.reference import solve_once
+
+# Recursion (less/2 is the transitive closure of succ/2), or, not, distinct, compound moves.
+COUNTER = """
+(role p)
+(role q)
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (less ?x ?y) (succ ?x ?y))
+(<= (less ?x ?z) (succ ?x ?y) (less ?y ?z))
+(init (count 0))
+(init (lamp off))
+(<= (legal p inc) (true (count ?x)) (less ?x 3))
+(legal p wait)
+(<= (legal q (toggle ?x)) (true (count ?x)) (or (succ ?x 2) (succ 2 ?x)))
+(legal q noop)
+(<= (next (count ?y)) (does p inc) (true (count ?x)) (succ ?x ?y))
+(<= (next (count ?x)) (does p wait) (true (count ?x)))
+(<= (next (lamp on)) (does q (toggle ?x)) (true (lamp off)))
+(<= (next (lamp off)) (does q (toggle ?x)) (true (lamp on)))
+(<= (next (lamp ?s)) (does q noop) (true (lamp ?s)))
+(<= (goal p 100) (true (lamp on)))
+(<= (goal p 0) (not (true (lamp on))))
+(<= (goal q ?v) (true (count ?v)) (distinct ?v 0))
+(<= (goal q 0) (true (count 0)))
+(<= terminal (true (count 3)) (true (lamp on)))
+"""
+
+
+@pytest.fixture(scope="module")
+def counter():
+    return Game.from_text(COUNTER, "counter.kif").engine()
+
+
+def _step(eng, state, p_move, q_move):
+    return eng.next(state, [eng.move_id("p", p_move), eng.move_id("q", q_move)])
+
+
+def _legal(eng, state):
+    return {
+        r: sorted(eng.moves[i][j] for j in ids)
+        for i, (r, ids) in enumerate(zip(eng.roles, eng.legal(state), strict=True))
+    }
+
+
+def test_hand_written_game_semantics(counter):
+    eng = counter
+    assert eng.roles == ["p", "q"]
+    s0 = eng.initial()
+    assert eng.state_fluents(s0) == ["count(0)", "lamp(off)"]
+    assert _legal(eng, s0) == {"p": ["inc", "wait"], "q": ["noop"]}  # less(0,3) needs recursion
+    assert eng.goals(s0) == {"p": 0, "q": 0} and not eng.terminal(s0)
+    s1 = _step(eng, s0, "inc", "noop")
+    assert eng.state_fluents(s1) == ["count(1)", "lamp(off)"]
+    assert _legal(eng, s1) == {"p": ["inc", "wait"], "q": ["noop", "toggle(1)"]}  # or: succ(1,2)
+    s2 = _step(eng, s1, "inc", "toggle(1)")
+    assert eng.state_fluents(s2) == ["count(2)", "lamp(on)"]
+    assert eng.goals(s2) == {"p": 100, "q": 2}  # distinct ?v 0
+    s3 = _step(eng, s2, "inc", "noop")
+    assert eng.state_fluents(s3) == ["count(3)", "lamp(on)"]
+    assert _legal(eng, s3) == {"p": ["wait"], "q": ["noop", "toggle(3)"]}  # or: succ(2,3)
+    assert eng.terminal(s3)
+    s4 = _step(eng, s3, "wait", "toggle(3)")
+    assert eng.state_fluents(s4) == ["count(3)", "lamp(off)"] and not eng.terminal(s4)
+
+
+def test_evaluate_and_fallback(counter):
+    eng = counter
+    got = eng.evaluate(["count(2)", "lamp(on)"], {"p": "inc", "q": "noop"})
+    assert got == {
+        "legal": ["legal(p,inc)", "legal(p,wait)", "legal(q,noop)"],
+        "goal": ["goal(p,100)", "goal(q,2)"],
+        "terminal": [],
+        "next": ["next(count(3))", "next(lamp(on))"],
+    }
+    before = eng.fallbacks
+    odd = eng.evaluate(["count(7)", "lamp(on)", "lamp(off)"], {"p": "wait", "q": "noop"})  # count(7) unseen
+    assert eng.fallbacks == before + 1
+    assert odd["next"] == ["next(count(7))", "next(lamp(off))", "next(lamp(on))"]
+    assert odd["goal"] == ["goal(p,100)", "goal(q,7)"]
+
+
+def test_playouts_are_seeded_and_valid(counter):
+    eng = counter
+    a = eng.playouts(50, max_steps=10, seed=7, batch=16)
+    b = eng.playouts(50, max_steps=10, seed=7, batch=16)
+    c = eng.playouts(50, max_steps=10, seed=8, batch=16)
+    assert all(
+        np.array_equal(x.states, y.states) and np.array_equal(x.moves, y.moves)
+        for x, y in zip(a, b, strict=True)
+    )
+    assert any(not np.array_equal(x.moves, y.moves) for x, y in zip(a, c, strict=True))
+    for tr in a:
+        assert len(tr.states) == len(tr.moves) + 1 <= 11
+        assert np.array_equal(tr.states[0], eng.initial())
+        for t, joint in enumerate(tr.moves):
+            legal = eng.legal(tr.states[t])
+            assert all(m in ids for m, ids in zip(joint, legal, strict=True))
+            assert not eng.terminal(tr.states[t])
+            assert np.array_equal(eng.next(tr.states[t], joint), tr.states[t + 1])
+        assert tr.terminal == eng.terminal(tr.states[-1])
+        assert tr.terminal or len(tr.moves) == 10
+
+
+def test_grounding_bound_stops_unrestricted_recursion():
+    game = Game.from_text(
+        "(role a)\n(num 0)\n(<= (num (s ?x)) (num ?x))\n(<= (legal a go) (num ?y))\n", "inf.kif"
+    )
+    assert not game.grounding_bounded
+    with pytest.raises(GDLError, match=r"inf.kif.*grounding did not finish within 1 s"):
+        game.engine(ground_seconds=1)
+
+
+def test_flatten_matches_the_dataset_convention():
+    cases = {
+        "true(cell(1,2,x))": "true_cell(1, 2, x)",
+        "legal(white,mark(1,2))": "legal_mark(white, 1, 2)",
+        "legal(black,noop)": "legal(black, noop)",
+        "terminal": "terminal()",
+        "goal(white,100)": "goal(white, 100)",
+        "does(white,mark(1,2))": "does_mark(white, 1, 2)",
+        "next(control(black))": "next_control(black)",
+        "true(p)": "true(p)",
+    }
+    for gdl, flat in cases.items():
+        assert flatten(gdl) == flat
+        assert unflatten(flat) == gdl
+    with pytest.raises(ValueError, match="not the last argument"):
+        flatten("next(at(pos(1,2),k))")
+    assert unflatten("next_to(a, b)", relations={"next_to"}) == "next_to(a,b)"
+
+
+def _random_states(eng, rng, n_random):
+    states = [t.states[rng.integers(len(t.states))] for t in eng.playouts(12, max_steps=40, seed=3)]
+    states += [rng.random(len(eng.fluents)) < 0.3 for _ in range(n_random)]  # arbitrary, unreachable
+    return states
+
+
+@pytest.mark.parametrize("name", ["tictactoe", "connect4", "tiny2", "sokoban_map1", "buttons_and_lights"])
+def test_compiled_engine_agrees_with_clingo(iggp_dir, name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GDLWarning)
+        game = Game.from_file(iggp_dir / "games" / f"{name}.txt")
+    eng, ref = game.engine(), game.clingo_engine()
+    assert (eng.roles, eng.fluents, eng.moves) == (ref.roles, ref.fluents, ref.moves)
+    rng = np.random.default_rng(0)
+    for state in _random_states(eng, rng, 8):
+        joint = [int(rng.integers(len(m))) for m in eng.moves]
+        ours = eng.evaluate(
+            eng.state_fluents(state),
+            {r: eng.moves[i][j] for i, (r, j) in enumerate(zip(eng.roles, joint, strict=True))},
+        )
+        assert {a for atoms in ours.values() for a in atoms} == ref.derived(state, joint)
+        assert eng.terminal(state) == ref.terminal(state)
+        assert [list(x) for x in eng.legal(state)] == [list(x) for x in ref.legal(state)]
+        assert np.array_equal(eng.next(state, joint), ref.next(state, joint))
+
+
+def test_evaluate_outside_the_compiled_fluents_uses_clingo(iggp_dir):
+    eng = Game.from_file(iggp_dir / "games" / "connect4.txt").engine()
+    fluents = [*eng.state_fluents(eng.initial()), "cell(9,9,red)"]
+    got = eng.evaluate(fluents, None)
+    assert eng.fallbacks == 1
+    expected = solve_once(eng.game.to_asp(), [f"true({f})" for f in fluents])
+    assert {a for atoms in got.values() for a in atoms} == expected

@@ -1,0 +1,201 @@
+"""GNN learners on CPU: model shapes, a falling loss, the registered learners, IGGP-GNN on a hand-made Task."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from learners import Budget, make_learner  # noqa: E402
+from learners.base import spec_for  # noqa: E402
+from learners.gnn.data import MAX_RELATIONS, OTHER, WorldData, collate  # noqa: E402
+from learners.gnn.modules import COMPOSITIONS, REPRESENTATIONS, GraphLogNet, NetConfig  # noqa: E402
+from learners.gnn.setups import continual, forgetting_curve, kshot, multitask  # noqa: E402
+from learners.gnn.train import TrainConfig, accuracy, fit, pick_device  # noqa: E402
+from learners.metrics import count, evaluate, pool  # noqa: E402
+from tasks.graphlog.as_task import world_task  # noqa: E402
+from tasks.graphlog.generator import GeneratorConfig, generate_suite  # noqa: E402
+from tasks.task import Split, Task, Vocabulary, bool_csr  # noqa: E402
+
+torch.set_num_threads(1)  # as a one-CPU job gets (learners.gnn.train.pick_device); far faster under load
+TINY = GeneratorConfig(n_train=96, n_valid=24, n_test=24, world_nodes=100)
+
+
+@pytest.fixture(scope="module")
+def tiny_worlds():
+    return generate_suite(TINY, worlds=[0, 1])
+
+
+@pytest.mark.parametrize("rep", REPRESENTATIONS)
+@pytest.mark.parametrize("comp", COMPOSITIONS)
+def test_model_shapes(tiny_worlds, rep, comp):
+    w = WorldData.of_world(tiny_worlds[0])
+    net = GraphLogNet(NetConfig(rep=rep, comp=comp, dim=16, egat_layers=2))
+    b = collate(w.splits["train"], np.arange(5), torch.device("cpu"))
+    logits = net(w, b)
+    assert logits.shape == (5, MAX_RELATIONS)
+    outside = [r for r in range(MAX_RELATIONS) if r not in w.classes]
+    assert torch.isinf(logits[:, outside]).all() and torch.isfinite(logits[:, w.classes]).all()
+    logits[:, w.classes].sum().backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in net.rep.parameters())
+
+
+def test_loss_falls_on_a_tiny_world(tiny_worlds):
+    w = WorldData.of_world(tiny_worlds[0])
+    torch.manual_seed(0)
+    net = GraphLogNet(NetConfig(rep="param", comp="rgcn", dim=32))
+    hist = fit(net, [w], TrainConfig(epochs=6, schedule=False))
+    losses = [e["loss"] for e in hist.epochs]
+    assert losses[-1] < 0.8 * losses[0], losses
+    assert accuracy(net, w, "train") > 0.4
+
+
+def test_setups_produce_rows(tiny_worlds):
+    ws = [WorldData.of_world(w) for w in tiny_worlds]
+    cfg, tcfg = NetConfig(rep="param", comp="rgcn", dim=16), TrainConfig(epochs=2)
+    rows = multitask(ws, cfg, tcfg)
+    assert [r["world"] for r in rows] == ["rule_0", "rule_1"] and all(0 <= r["test_acc"] <= 1 for r in rows)
+    k = kshot(ws[:1], ws[1:], cfg, tcfg, shots=[0, 2])
+    assert [r["shots"] for r in k] == [0, 2]
+    c = continual(ws, cfg, tcfg)
+    assert len(c) == 3  # after world 0: itself; after world 1: both
+    curve = forgetting_curve(c)
+    assert np.isnan(curve[0]["past_mean_acc"]) and 0 <= curve[1]["past_mean_acc"] <= 1
+
+
+def test_registered_graphlog_learner_on_a_task(tiny_worlds):
+    spec, params = spec_for("gnn-gat-egat")
+    assert params["rep"] == "gat" and spec.resources.get("num_gpus") == 1
+    task = world_task(tiny_worlds[0])
+    reported = []
+    model = make_learner("gnn-param-rgcn-d16-e3").fit(task, Budget(120), reported.append)
+    assert reported and reported[-1] is model
+    pred = model.predict(task, task.splits["test"])
+    assert pred.shape == (task.splits["test"].n_examples, len(task.target_atoms))
+    assert (pred.sum(axis=1) == 1).all()
+    scores = evaluate(model, task)
+    assert set(scores) == {"validate", "test"}
+    assert "param-rgcn" in model.describe() and model.rules() is None
+
+
+def test_graphlog_learner_on_one_predicate_job(tiny_worlds):
+    """An orchestrator job sees one predicate: the learner trains "rK or other" and predicts that column."""
+    task = world_task(tiny_worlds[0])
+    p = task.predicates[int(np.argmax(np.asarray(task.splits["train"].positives.sum(axis=0)).ravel()))]
+    sub = task.for_predicate(p)
+    model = make_learner("gnn-param-rgcn-d16-e3").fit(sub, Budget(120))
+    pred = model.predict(sub, sub.splits["test"])
+    assert pred.shape == (sub.splits["test"].n_examples, 1)
+    assert model.classes == [int(p.removeprefix("rel_r")), OTHER]
+    assert set(evaluate(model, sub)["test"]) == {p}
+
+
+def test_learner_respects_an_expired_budget(tiny_worlds):
+    task = world_task(tiny_worlds[0])
+    model = make_learner("gnn-param-rgcn-d16-e50").fit(task, Budget(0.0))
+    assert model.predict(task, task.splits["test"]).shape[0] == task.splits["test"].n_examples
+
+
+def test_importing_learners_does_not_import_torch():
+    code = (
+        "import sys, learners; learners.make_learner('gnn-iggp'); print(json.dumps('torch' in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout) is False
+
+
+def test_device_is_cpu_here_and_cuda_when_visible():
+    assert pick_device().type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _toggle_task(n_train=48, n_eval=16, seed=0) -> Task:
+    """A hand-made game: lamps a, b, c; ``next_on(X)`` holds iff ``on(X)`` does not (X is a lamp).
+
+    Backgrounds also carry a binary ``wire`` atom, a ternary ``cell`` atom and a nullary ``tick()``
+    so that every graph part (edges, fact nodes, nullary facts) is exercised.
+    """
+    rng = np.random.default_rng(seed)
+    lamps = ["a", "b", "c"]
+    bg = Vocabulary.of(
+        [f"on({x})" for x in lamps]
+        + ["wire(a, b)", "cell(1, 2, a)", "tick()", "lamp(a)", "lamp(b)", "lamp(c)"]
+    )
+    targets = Vocabulary.of(f"next_on({x})" for x in lamps)
+    statics = bg.ids(["lamp(a)", "lamp(b)", "lamp(c)"])
+
+    def split(name: str, n: int) -> Split:
+        rows, pos = [], []
+        for _ in range(n):
+            on = rng.random(3) < 0.5
+            atoms = [f"on({x})" for x, o in zip(lamps, on, strict=True) if o] + [
+                "wire(a, b)",
+                "cell(1, 2, a)",
+            ]
+            if rng.random() < 0.5:
+                atoms.append("tick()")
+            rows.append(bg.ids(atoms))
+            pos.append([i for i in range(3) if not on[i]])
+        return Split(name, bool_csr(rows, len(bg)), bool_csr(pos, len(targets)), np.arange(3))
+
+    splits = {
+        "train": split("train", n_train),
+        "validate": split("validate", n_eval),
+        "test": split("test", n_eval),
+    }
+    return Task("toggle", "next", bg, targets, statics, splits)
+
+
+def test_iggp_gnn_on_a_hand_made_task():
+    task = _toggle_task()
+    reported = []
+    model = make_learner("gnn-iggp-d16-e60").fit(task, Budget(120), reported.append)
+    assert reported
+    test = task.splits["test"]
+    pred = model.predict(task, test)
+    assert pred.shape == (test.n_examples, 3) and pred.dtype == bool
+    bacc = pool(count(task, test, pred).values()).balanced_accuracy
+    assert bacc >= 0.9, model.describe()
+
+
+def test_cli_train_supervised_json(tmp_path):
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+    from tasks.graphlog.rules import generate_rules
+    from tasks.graphlog.store import write_suite
+
+    cfg = GeneratorConfig(n_train=40, n_valid=10, n_test=10, world_nodes=100)
+    write_suite(tmp_path, generate_suite(cfg, worlds=[0]), generate_rules(), cfg)
+    out = tmp_path / "res.parquet"
+    res = CliRunner().invoke(app, ["graphlog", "train", str(tmp_path), "--setup", "supervised", "--model", "param-rgcn",
+                                   "--epochs", "2", "--dim", "16", "--json", "--out", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["rows"]
+    assert rows[0]["world"] == "rule_0" and rows[0]["epochs_run"] == 2
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).num_rows == 1
+    bad = CliRunner().invoke(app, ["graphlog", "train", str(tmp_path), "--model", "foo-bar"])
+    assert bad.exit_code == 1 and "expected <rep>-<comp>" in bad.output
+
+
+@pytest.mark.parametrize("comp", COMPOSITIONS)
+def test_mixed_precision_forward_backward(tiny_worlds, comp):
+    """The GPU path runs under bfloat16 autocast; CPU autocast exercises the same dtype mixing here."""
+    import torch.nn.functional as F
+
+    w = WorldData.of_world(tiny_worlds[0])
+    net = GraphLogNet(NetConfig(rep="gat", comp=comp, dim=16, egat_layers=2))
+    b = collate(w.splits["train"], np.arange(6), torch.device("cpu"))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = F.cross_entropy(net(w, b).float(), b.target)
+    loss.backward()
+    assert torch.isfinite(loss) and net.classifier[0].weight.grad is not None

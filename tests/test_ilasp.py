@@ -1,0 +1,121 @@
+"""The ilasp learner: small hand-made games learned exactly, anytime behaviour, and two real tasks."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from learners.base import Budget, make_learner
+from learners.ilp.evaluate import RuleModel
+from learners.ilp.ilasp import IlaspLearner, LearnedProgram
+from learners.metrics import evaluate, pool
+from tasks.iggp import Dataset, DatFile, task_from_dats
+from tasks.signature import parse_typ
+
+LIGHTS_TYP = """
+true, next :: prop -> bool.
+does :: agent -> action -> bool.
+legal :: agent -> action -> bool.
+on :: pos -> prop.
+toggle :: pos -> action.
+noop :: action.
+index :: pos -> bool.
+a, b :: agent.
+1, 2, 3, 4 :: pos.
+"""
+POSITIONS = ["1", "2", "3", "4"]
+
+
+def _lights(target: str, seed: int, n: int) -> DatFile:
+    """A hand-made game: lights 1..4; agent a toggles one light (or does noop).
+
+    next: a light is on next iff it is on and not toggled, or off and toggled (needs negation with
+    an anonymous variable). legal: ``a`` may toggle a light that is on, ``b`` one that is off
+    (needs head constants and a negated literal guarded by a static).
+    """
+    rng = np.random.default_rng(seed)
+    statics = [f"index({p})" for p in POSITIONS]
+    if target == "next":
+        atoms = [f"next_on({p})" for p in POSITIONS]
+    else:
+        atoms = [f"legal_toggle({g}, {p})" for g in ("a", "b") for p in POSITIONS]
+    examples = []
+    for _ in range(n):
+        on = {p for p in POSITIONS if rng.random() < 0.5}
+        background = [f"true_on({p})" for p in sorted(on)]
+        if target == "next":
+            move = POSITIONS[rng.integers(4)] if rng.random() < 0.8 else None
+            background += [f"does_toggle(a, {move})" if move else "does(a, noop)"]
+            nxt = on ^ {move} if move else on
+            positives = [f"next_on({p})" for p in POSITIONS if p in nxt]
+        else:
+            positives = [f"legal_toggle(a, {p})" for p in POSITIONS if p in on]
+            positives += [f"legal_toggle(b, {p})" for p in POSITIONS if p not in on]
+        examples.append((background, positives))
+    return DatFile(atoms, statics, examples)
+
+
+def lights_task(target: str, n_train: int = 60):
+    dats = {
+        "train": _lights(target, 1, n_train),
+        "validate": _lights(target, 2, 30),
+        "test": _lights(target, 3, 60),
+    }
+    return task_from_dats("lights", target, dats, signature=parse_typ(LIGHTS_TYP, "lights.typ"))
+
+
+def _test_ba(model, task) -> float:
+    return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
+
+
+@pytest.mark.parametrize("target", ["next", "legal"])
+def test_learns_hand_made_game_exactly(target):
+    task = lights_task(target).for_predicate(f"{target}_on" if target == "next" else "legal_toggle")
+    reported: list = []
+    model = IlaspLearner().fit(task, Budget(30), reported.append)
+    assert isinstance(model, LearnedProgram) and isinstance(model, RuleModel)
+    assert _test_ba(model, task) == 1.0, model.rules()
+    assert "not " in model.rules()  # both targets need negation
+    assert reported and reported[-1].rules() == model.rules()
+    if target == "legal":  # head constants, variables named by type
+        assert "legal_toggle(a,Pos1)" in model.rules() and "legal_toggle(b,Pos1)" in model.rules()
+
+
+def test_no_positives_learns_the_empty_program():
+    dat = _lights("legal", 1, 10)
+    empty = DatFile(dat.atoms, dat.statics, [(b, []) for b, _ in dat.examples])
+    task = task_from_dats("lights", "legal", {"train": empty, "test": empty}, signature=parse_typ(LIGHTS_TYP))
+    model = IlaspLearner().fit(task, Budget(5))
+    assert model.rules() == ""
+    assert _test_ba(model, task) == 1.0
+
+
+def test_budget_stop_returns_the_best_hypothesis_so_far():
+    task = lights_task("next", n_train=200).for_predicate("next_on")
+    reported: list = []
+    start = time.monotonic()
+    model = IlaspLearner().fit(task, Budget(0.3), reported.append)
+    assert time.monotonic() - start < 5
+    assert reported, "the anytime contract: at least one hypothesis is reported"
+    assert model.status == "complete" or model.status.startswith("budget"), model.status
+    # what is returned is at least as good on train as the last reported iteration
+    assert model.train_ba >= max(getattr(m, "train_ba", 0.0) for m in reported[:-1] or reported)
+
+
+def test_registered_with_params():
+    learner = make_learner("ilasp_b3")
+    assert learner.settings.max_body == 3
+    assert make_learner("ilasp").settings.max_body == 5
+
+
+@pytest.mark.parametrize(("game", "target"), [("scissors_paper_stone", "next"), ("tictactoe", "legal")])
+def test_real_easy_tasks_are_learned_perfectly(iggp_dir, game, target):
+    task = Dataset(iggp_dir).load_task(game, target)
+    counts = []
+    for p in task.predicates:
+        sub = task.for_predicate(p)
+        model = IlaspLearner().fit(sub, Budget(30))
+        counts += list(evaluate(model, sub, ["test"])["test"].values())
+    assert pool(counts).perfect

@@ -1,0 +1,75 @@
+"""The stages under the ilasp learner: vectorised coverage agrees with clingo; the cover solvers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_ilasp import lights_task
+
+from learners.ilp.bias import NEQ, Clause, Literal
+from learners.ilp.coverage import evaluate_clause, facts_for, targets_for
+from learners.ilp.evaluate import RuleModel
+from learners.ilp.relations import Table, join, pack, semi
+from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover
+
+POS = ("pos",)
+
+
+def _clauses() -> list[Clause]:
+    on, tog, idx = "true_on", "does_toggle", "index"
+    return [
+        Clause("next_on", (0,), (Literal(on, (0,)),), POS),
+        Clause("next_on", (0,), (Literal(on, (0,)), Literal(tog, (None, 0), True)), POS),
+        Clause("next_on", (0,), (Literal(tog, (1, 0)), Literal(on, (0,), True)), ("pos", "agent")),
+        Clause("next_on", (0,), (Literal(idx, (0,)),), POS),  # statics only: holds in every example
+        Clause("next_on", ("2",), (Literal(on, ("1",)),), ()),  # ground head and body
+        Clause("next_on", (0,), (Literal(on, (0,)), Literal(on, (1,)), Literal(NEQ, (0, 1))), ("pos", "pos")),
+        Clause("next_on", (0,), (Literal(idx, (0,)), Literal("does", (1, "noop"))), ("pos", "agent")),
+        Clause("next_on", ("3",), (), ()),  # a fact
+    ]
+
+
+@pytest.mark.parametrize("clause", _clauses(), ids=lambda c: c.text())
+def test_vectorised_coverage_agrees_with_clingo(clause):
+    task = lights_task("next").for_predicate("next_on")
+    split = task.split("test")
+    facts = facts_for(task, split)
+    targets = targets_for(task, split, facts.constants)
+    keys = np.sort(evaluate_clause(clause, facts, targets, 10**6))
+    pred = RuleModel(clause.text()).predict(task, split).tocoo()
+    expected = np.sort(pred.row.astype(np.int64) * targets.n_atoms + pred.col)
+    assert keys.tolist() == expected.tolist()
+
+
+def test_joins_on_packed_keys():
+    left = Table({"ex": np.array([0, 0, 1]), 1: np.array([5, 6, 5])}, 3)
+    right = Table({"ex": np.array([0, 1, 1]), 1: np.array([5, 5, 5]), 2: np.array([7, 8, 9])}, 3)
+    out = join(left, right, ["ex", 1], 100)
+    assert sorted(zip(out.cols["ex"].tolist(), out.cols[2].tolist(), strict=True)) == [(0, 7), (1, 8), (1, 9)]
+    assert semi(left, right, ["ex", 1], keep=False).cols[1].tolist() == [6]
+    big = np.array([2**40, 3])
+    a, b = pack([big, big], [[big, np.array([3, 2**40])]])
+    assert a[0] != b[0] and a[1] != b[1]  # renumbered densely instead of overflowing
+
+
+def _rule(text: str, length: int, pos: list[int], neg: list[int] = ()) -> ScoredRule:
+    return ScoredRule(text, length, np.array(pos, dtype=np.int64), np.array(neg, dtype=np.int64))
+
+
+def test_relevant_cover_is_incremental_and_shortest():
+    cover = RelevantCover()
+    cover.add([_rule("a", 3, [1, 2]), _rule("b", 2, [1])], [1])
+    chosen, optimal = cover.solve(5)
+    assert chosen == [1] and optimal  # the shorter rule covers the one relevant example
+    cover.add([_rule("c", 2, [2])], [2])  # a new example and a new rule: a new program part
+    chosen, _ = cover.solve(5)
+    assert [cover.rules[i].text for i in chosen] == ["a"]  # 3 literals beat 2 + 2
+    cover.add([], [9])  # no rule covers 9: it stays uncovered, the rest is still optimal
+    chosen, _ = cover.solve(5)
+    assert [cover.rules[i].text for i in chosen] == ["a"]
+
+
+def test_best_partial_cover_maximises_balanced_accuracy():
+    rules = [_rule("good", 2, [1, 2, 3], [10]), _rule("noisy", 1, [4], [11, 12, 13, 14, 15, 16]), _rule("x", 9, [1])]
+    chosen = best_partial_cover(rules, n_pos=4, n_neg=20, seconds=5)
+    assert [rules[i].text for i in chosen] == ["good"]

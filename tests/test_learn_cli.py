@@ -1,0 +1,101 @@
+"""`orch learners list`, `orch learn` and the duration parser they share with `orch run`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from learners.base import Budget, make_learner
+from learners.metrics import count, pool
+from orchestrator.cli import app
+from orchestrator.durations import format_duration, parse_duration
+from tasks.iggp import Dataset
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args))
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("60s", 60), ("30m", 1800), ("1h", 3600), ("1h30m", 5400), ("90", 90), ("2.5m", 150), ("500ms", 0.5)],
+)
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "5x", "m", "1h 30", "-5s", "0", "h1", "inf5"])
+def test_parse_duration_rejects_nonsense(text):
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration(text)
+
+
+def test_unlimited_and_formatting():
+    assert parse_duration("none") is None and parse_duration(None) is None
+    assert [format_duration(s) for s in (5400, 42.5, 60, None)] == ["1h30m", "42.5s", "1m", "none"]
+
+
+def test_learners_list_json_has_every_baseline():
+    result = invoke("learners", "list", "--json")
+    assert result.exit_code == 0, result.output
+    rows = {r["name"]: r for r in json.loads(result.output)}
+    for name in ("true", "inertia", "mean", "knn5"):
+        assert rows[name]["description"] and rows[name]["resources"]["num_cpus"] >= 1
+    assert rows["knn5"]["pattern"] == r"knn(?P<k>\d+)"
+
+
+def test_learners_list_table():
+    result = invoke("learners", "list")
+    assert result.exit_code == 0, result.output
+    assert "inertia" in result.output and "knn5" in result.output
+
+
+def test_learn_json_matches_a_direct_fit(iggp_dir):
+    result = invoke(
+        "learn", "--dataset", str(iggp_dir), "--game", "gt_centipede", "--target", "next",
+        "--learner", "knn1", "--budget", "30s", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    task = Dataset(iggp_dir).load_task("gt_centipede", "next")
+    model = make_learner("knn1").fit(task, Budget(30))
+    for split in ("validate", "test"):
+        counts = count(task, task.split(split), model.predict(task, task.split(split)))
+        pooled = pool(counts.values())
+        assert doc["splits"][split]["pooled"] == {
+            **pooled.as_dict(),
+            "balanced_accuracy": pooled.balanced_accuracy,
+            "perfect": pooled.perfect,
+        }
+        assert set(doc["splits"][split]["predicates"]) == set(task.predicates)
+    assert doc["budget_s"] == 30 and doc["rules"] is None and "knn1 over" in doc["model"]
+
+
+def test_learn_one_predicate_table(iggp_dir):
+    result = invoke(
+        "learn", "-d", str(iggp_dir), "-g", "gt_centipede", "-t", "next", "-l", "mean", "-p", "next_control"
+    )
+    assert result.exit_code == 0, result.output
+    assert "next_control" in result.output and "next_gameOver" not in result.output
+    assert "pooled" in result.output
+
+
+def test_learn_errors_are_clear(iggp_dir):
+    d = str(iggp_dir)
+    bad_learner = invoke("learn", "-d", d, "-g", "gt_centipede", "-t", "next", "-l", "knnx")
+    assert bad_learner.exit_code == 2 and "known learners: " in bad_learner.output
+    assert "knn5" in bad_learner.output
+    bad_game = invoke("learn", "-d", d, "-g", "gt_centipde", "-t", "next")
+    assert bad_game.exit_code == 2 and "did you mean gt_centipede" in bad_game.output
+    bad_target = invoke("learn", "-d", d, "-g", "gt_centipede", "-t", "nxt")
+    assert bad_target.exit_code == 2 and "goal, legal, next, terminal" in bad_target.output
+    bad_predicate = invoke("learn", "-d", d, "-g", "gt_centipede", "-t", "next", "-p", "next_nothing")
+    assert bad_predicate.exit_code == 2 and "next_control" in bad_predicate.output
+    bad_budget = invoke("learn", "-d", d, "-g", "gt_centipede", "-t", "next", "-b", "soon")
+    assert bad_budget.exit_code == 2 and "cannot read duration 'soon'" in bad_budget.output
+    no_train = invoke("learn", "-d", d, "-g", "ttcc4", "-t", "legal", "-l", "knn5")
+    assert no_train.exit_code == 1 and "ttcc4_legal_train.dat: file not found" in no_train.output
