@@ -18,6 +18,7 @@ import argparse
 import re
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -87,9 +88,10 @@ def accuracy(worlds, args: argparse.Namespace) -> list[dict]:
 
     rows = []
     for rep, comp in MODELS:
-        res = setups.supervised(
-            worlds, NetConfig(rep=rep, comp=comp, dim=args.dim), TrainConfig(epochs=args.epochs)
-        )
+        cfg = NetConfig(rep=rep, comp=comp, dim=args.dim)
+        if args.dropout is not None:
+            cfg = replace(cfg, rep_dropout=args.dropout, egat_dropout=args.dropout)
+        res = setups.supervised(worlds, cfg, TrainConfig(epochs=args.epochs))
         for r in res:
             w = next(x for x in worlds if x.name == r["world"])
             t = w.splits["test"].target
@@ -226,6 +228,9 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=64)
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument(
+        "--dropout", type=float, default=None, help="GAT/E-GAT dropout (default: the paper's 0.4)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--accuracy", action="store_true", help="also train the six models (supervised)")
     ap.add_argument("--knn", action="store_true", help="also run knn5 on the same worlds")
@@ -245,7 +250,10 @@ def main() -> None:
     if args.accuracy:
         rows = accuracy(worlds, args)
         print_table(
-            rows, args.json, f"supervised accuracy, {args.worlds} worlds, {sizes}, {args.epochs} epochs"
+            rows,
+            args.json,
+            f"supervised accuracy, {args.worlds} worlds, {sizes}, {args.epochs} epochs, dim {args.dim}, "
+            f"dropout {'paper (0.4)' if args.dropout is None else args.dropout}",
         )
         summary = []
         for rep, comp in MODELS:

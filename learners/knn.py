@@ -16,7 +16,8 @@ How it is fast:
   x dense product (query CSR times the transposed training backgrounds; sparse x sparse when the
   vocabulary is huge), chunked over query rows so memory stays bounded (``chunk_cells`` distances
   at a time).
-* The k smallest keys per row come from ``np.argpartition``, then a sort of just those k.
+* The k smallest keys per row come from ``np.argpartition`` (``argmin`` for k = 1), then a sort of
+  just those k; keys are int32 whenever they fit.
 * The vote is a sparse product: a neighbour-indicator matrix (n_query x n_train, k ones per row)
   times the training positives.
 * :func:`knn_predictions` ranks neighbours once for several k (knn1 and knn5 share them).

@@ -199,6 +199,11 @@ def check(
         None, "--games", "-g", help="Comma-separated game names (default: all)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Per-game, per-target agreement counts as JSON."),
+    solver_fallback: bool = typer.Option(
+        False,
+        "--solver-fallback",
+        help="Check games too big to compile by one clingo solve per example (slow).",
+    ),
 ) -> None:
     """Evaluate each game's GDL on every published example and compare with the positives.
 
@@ -224,7 +229,7 @@ def check(
             bar = progress.add_task("checking", total=len(names))
             for g in names:
                 progress.update(bar, description=f"checking {g}")
-                results.append(check_game(ds, g))
+                results.append(check_game(ds, g, solver_fallback=solver_fallback))
                 progress.advance(bar)
     except _input_errors() as e:
         raise _fail(str(e).strip("'\"")) from None

@@ -75,16 +75,24 @@ def run(
         parse_duration,
         split_names,
         sweep_name,
+        validate_learners,
     )
     from tasks.sources import open_source
 
     if all_games == bool(games):
         raise _fail("give either --games a,b or --all-games")
+    spec = dataset if dataset is not None else "bundled"
     try:
         budget_s = parse_duration(budget)
         memory = parse_bytes(memory_per_job) if memory_per_job else None
+        validate_learners(split_names(learners))  # cheap, so before a dataset that may be slow to open
+    except SweepError as e:
+        raise _fail(str(e)) from e
+    try:
         source = open_source(dataset)
-        spec = dataset if dataset is not None else "bundled"
+    except Exception as e:  # a broken dataset is a clear one-line error, never a traceback
+        raise _fail(f"cannot open the dataset {spec}: {type(e).__name__}: {e}") from e
+    try:
         target_list = split_names(targets) or None
         jobs = build_jobs(
             source, spec if spec == "bundled" or ":" in spec else source.root,
@@ -157,7 +165,7 @@ def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict
 
 
 def _running_jobs(store: ResultStore) -> set[str]:
-    from orchestrator.scheduler import read_live_jobs
+    from orchestrator.live import read_live_jobs
 
     return read_live_jobs(store)
 

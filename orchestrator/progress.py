@@ -45,6 +45,8 @@ class _Tally:
 
     def start(self, jobs: Sequence[Job]) -> None:
         now = time.monotonic()
+        if not self.running and not self.finished:
+            self.t0 = now  # throughput counts from the first job, not from Ray's start-up
         for job in jobs:
             self.running[job.job_id] = (job, now)
 

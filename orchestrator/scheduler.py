@@ -16,29 +16,29 @@ How a sweep runs:
 5. Only this process writes rows, in batches (every ``flush_rows`` rows or ``flush_seconds``), each
    write atomic. A driver killed mid-sweep loses at most its unflushed rows; rerunning the same
    command finds the rest stored and runs only what is missing, so each job is stored once.
+
+Actors beyond the cluster's CPUs (``max_actors``) stay pending and get no jobs until they start:
+on an autoscaling cluster they are the demand that adds nodes. Where Ray comes from (a private
+loopback-only local Ray, or ``--address``) is :mod:`orchestrator.raysession`; what ``orch status``
+reads about running jobs is :mod:`orchestrator.live`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import os
 import time
 from collections import defaultdict, deque
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from orchestrator import __version__
+from orchestrator.live import clear_live_jobs, write_live_jobs
+from orchestrator.raysession import SchedulerError, ray_session
 from orchestrator.schema import FINAL_STATUSES, SCHEMA_VERSION
 from orchestrator.store import ResultStore
 from orchestrator.sweep import Job
-from orchestrator.worker import JobLimits, JobRunner, generate_one
-
-
-class SchedulerError(RuntimeError):
-    """The sweep cannot run at all (no Ray, no resources); per-job failures never raise this."""
+from orchestrator.worker import JobLimits, JobRunner
 
 
 @dataclass
@@ -137,88 +137,7 @@ def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tupl
     return todo, attempts
 
 
-# --- Ray ---------------------------------------------------------------------------------------------
-
-
-LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-"""Set to 0, Ray (2.60) advertises and binds its local node on 127.0.0.1 instead of the host's IP."""
-
-
-@contextmanager
-def loopback_only() -> Iterator[None]:
-    """Within this block, Ray nodes started from this process listen on 127.0.0.1 only.
-
-    ``ray.init(_node_ip_address="127.0.0.1")`` is not enough: Ray resolves a loopback address to the
-    host's routable IP and its servers then listen on every interface. Ray's own "no cluster" mode
-    (the one it uses on laptops) keeps every server on the loopback interface; it is switched on
-    for this process (read at call time) and, through the environment, for the node processes, and
-    switched back afterwards.
-    """
-    from ray._private import ray_constants
-
-    saved = os.environ.get(LOOPBACK_ONLY_ENV), ray_constants.ENABLE_RAY_CLUSTER
-    os.environ[LOOPBACK_ONLY_ENV] = "0"
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        if saved[0] is None:
-            os.environ.pop(LOOPBACK_ONLY_ENV, None)
-        else:
-            os.environ[LOOPBACK_ONLY_ENV] = saved[0]
-        ray_constants.ENABLE_RAY_CLUSTER = saved[1]
-
-
-@contextmanager
-def local_ray(num_cpus: int | None = None) -> Iterator[Any]:
-    """A private single-node Ray on 127.0.0.1 (:func:`loopback_only`), no dashboard; shut down after.
-
-    Token authentication stays on (Ray's default for a new local cluster).
-    """
-    import ray
-
-    with loopback_only():
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-        try:
-            yield ray
-        finally:
-            ray.shutdown()
-
-
-@contextmanager
-def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[Any]:
-    """Connect to ``address`` or start a private local Ray on 127.0.0.1 (:func:`start_local_ray`).
-
-    Reuses a Ray already initialised in this process (tests) and then leaves it running.
-    """
-    import ray
-
-    if ray.is_initialized():
-        yield ray
-        return
-    mode = os.environ.get("RAY_AUTH_MODE", "").lower()
-    if mode == "disabled":
-        raise SchedulerError("RAY_AUTH_MODE=disabled: orch keeps Ray's token authentication on; unset it")
-    # Ray >= 2.5x turns token authentication on by itself for a new local cluster when
-    # RAY_AUTH_MODE is unset (creating ~/.ray/auth_token); setting the variable here, after Ray's
-    # config is loaded, would desynchronise this process from the cluster, so it is left alone.
-    if address is None:
-        stack = ExitStack()
-        try:
-            started = stack.enter_context(local_ray(num_cpus))
-        except Exception as e:  # a clear message instead of Ray's stack
-            raise SchedulerError(f"cannot start a local Ray: {e}") from e
-        with stack:
-            yield started
-        return
-    try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-    except Exception as e:  # a clear message instead of Ray's stack
-        raise SchedulerError(f"cannot reach the Ray cluster at {address}: {e}") from e
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+# --- the driver loop ---------------------------------------------------------------------------------
 
 
 def _shape(learner: str, has_gpu: bool) -> str:
@@ -273,9 +192,13 @@ class _Scheduler:
 
     def _new_actor(self, shape: str) -> None:
         opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0}
+        limits = self.limits
         if shape == "gpu":
             opts["num_gpus"] = 1
-        actor = self.actor_class.options(**opts).remote(self.limits)
+            # CUDA reserves far more address space than it uses, so an RLIMIT_AS cap would only
+            # break its initialisation: GPU jobs are bounded by Ray's memory monitor instead.
+            limits = JobLimits(None, self.limits.eval_timeout_s)
+        actor = self.actor_class.options(**opts).remote(limits)
         self.slots.append(_Slot(actor, shape, ready_ref=actor.info.remote()))
 
     def _cap(self) -> int:
@@ -430,7 +353,9 @@ class _Scheduler:
         if not refs:
             time.sleep(min(timeout, 0.05))
             return
-        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        ready, _ = self.ray.wait(refs, num_returns=1, timeout=timeout)  # wake at the first result
+        if ready:
+            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
         ready_set = set(ready)
         for slot in list(self.slots):
             if slot.ref is None:
@@ -548,89 +473,3 @@ def run_sweep(
 
 def _manifest_row(job: Job) -> dict:
     return job.as_row()
-
-
-# --- the live file: which jobs a running driver has in flight (for `orch status`) ------------------
-
-LIVE_DIR = "_live"
-LIVE_STALE_S = 30.0
-
-
-def _live_path(store: ResultStore, sweep: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in sweep)
-    return f"{store.root}/{LIVE_DIR}/{safe}.json"
-
-
-def write_live_jobs(store: ResultStore, sweep: str, job_ids: Sequence[str]) -> None:
-    """Replace the sweep's live file (ignored by every Parquet reader: it starts with ``_``)."""
-    data = json.dumps({"sweep": sweep, "updated": time.time(), "pid": os.getpid(), "jobs": list(job_ids)})
-    try:
-        store.fs.create_dir(f"{store.root}/{LIVE_DIR}", recursive=True)
-        with store.fs.open_output_stream(_live_path(store, sweep)) as f:
-            f.write(data.encode())
-    except OSError:
-        pass  # a progress hint only; never fail a sweep for it
-
-
-def clear_live_jobs(store: ResultStore, sweep: str) -> None:
-    try:
-        store.fs.delete_file(_live_path(store, sweep))
-    except OSError:
-        pass
-
-
-def read_live_jobs(store: ResultStore) -> set[str]:
-    """Job ids in flight in any sweep whose driver refreshed its live file in the last 30 s."""
-    import pyarrow.fs as pafs
-
-    running: set[str] = set()
-    try:
-        infos = store.fs.get_file_info(pafs.FileSelector(f"{store.root}/{LIVE_DIR}", allow_not_found=True))
-        for info in infos:
-            if not info.base_name.endswith(".json"):
-                continue
-            with store.fs.open_input_stream(info.path) as f:
-                data = json.loads(f.read().decode())
-            if time.time() - float(data.get("updated", 0)) <= LIVE_STALE_S:
-                running.update(data.get("jobs", []))
-    except (OSError, ValueError):
-        pass
-    return running
-
-
-# --- generation sweeps -------------------------------------------------------------------------------
-
-
-def generate_games(
-    games: Sequence[tuple[str, str]],
-    out: str,
-    *,
-    episodes: int = 1000,
-    steps: int = 100,
-    seed: int = 0,
-    timeout_s: float | None = None,
-    memory_per_job: int | None = None,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    max_retries: int = 1,
-) -> list[dict]:
-    """Generate many games' tasks in parallel on Ray: ``games`` is [(GAME.txt, GAME.typ), ...].
-
-    Each game is one Ray task running :func:`orchestrator.worker.generate_one` (a supervised child
-    per game, so a broken GDL file or a runaway playout fails only its own game, with a status);
-    a task whose worker dies is retried ``max_retries`` times. Returns one dict per game, in order.
-    """
-    with ray_session(address, num_cpus) as ray:
-        remote = ray.remote(generate_one).options(
-            num_cpus=1, max_retries=max_retries, scheduling_strategy="SPREAD"
-        )
-        refs = [remote.remote(str(g), str(t), str(out), episodes, steps, seed, timeout_s, memory_per_job)
-                for g, t in games]  # fmt: skip
-        results = []
-        for (g, _), ref in zip(games, refs, strict=True):
-            try:
-                results.append(ray.get(ref))
-            except ray.exceptions.RayError as e:
-                name = os.path.splitext(os.path.basename(str(g)))[0]
-                results.append({"game": name, "status": "killed", "error": f"{type(e).__name__}: {e}"})
-        return results

@@ -316,6 +316,29 @@ class ResultStore:
         if wrong:
             raise StoreError(f"{where}: column type(s) differ from the schema: {', '.join(wrong)}")
 
+    def _load(
+        self,
+        subdir: str,
+        schema: pa.Schema,
+        columns: list[str] | None = None,
+        filter: pc.Expression | None = None,
+    ) -> tuple[list[str], pa.Table]:
+        """The files under ``subdir`` and their rows. A file that vanishes while being read was
+        merged by a concurrent compaction, whose output is already committed: list again."""
+        for _ in range(5):
+            paths = self.files(subdir)
+            if not paths:
+                return paths, schema.empty_table().select(columns or schema.names)
+            try:
+                return paths, self._dataset(paths, schema).to_table(columns=columns, filter=filter)
+            except (OSError, pa.ArrowException, StoreError) as e:
+                if all(i.type == pafs.FileType.File for i in self.fs.get_file_info(paths)):
+                    if isinstance(e, StoreError):
+                        raise
+                    where = self._display(self._path(subdir))
+                    raise StoreError(f"cannot read the store at {where}: {scrub(str(e))}") from e
+        raise StoreError(f"{self._display(self._path(subdir))}: files keep vanishing while being read")
+
     def read(self, columns: Sequence[str] | None = None, filter: pc.Expression | None = None) -> pa.Table:
         """Every stored row (each ``(job_id, attempt)`` once), optionally projected and filtered."""
         wanted = list(columns) if columns is not None else SCHEMA.names
@@ -324,15 +347,7 @@ class ResultStore:
             raise StoreError(f"unknown column(s) {unknown}; the schema is in docs/store.md")
         keys = ["job_id", "attempt", "finished"]
         load = wanted + [k for k in keys if k not in wanted]
-        paths = self.files(RESULTS)
-        if not paths:
-            return SCHEMA.empty_table().select(wanted)
-        try:
-            table = self._dataset(paths, SCHEMA).to_table(columns=load, filter=filter)
-        except (OSError, pa.ArrowException) as e:
-            raise StoreError(
-                f"cannot read the store at {self._display(self._path(RESULTS))}: {scrub(str(e))}"
-            ) from e
+        _, table = self._load(RESULTS, SCHEMA, load, filter)
         table = _first_per_key(table, ["job_id", "attempt"], [("finished", "descending")])
         return table.select(wanted)
 
@@ -352,15 +367,7 @@ class ResultStore:
 
     def manifests(self) -> pa.Table:
         """Every planned job of every recorded sweep (one row per sweep and job)."""
-        paths = self.files(MANIFESTS)
-        if not paths:
-            return MANIFEST_SCHEMA.empty_table()
-        try:
-            return self._dataset(paths, MANIFEST_SCHEMA).to_table()
-        except (OSError, pa.ArrowException) as e:
-            raise StoreError(
-                f"cannot read manifests at {self._display(self._path(MANIFESTS))}: {scrub(str(e))}"
-            ) from e
+        return self._load(MANIFESTS, MANIFEST_SCHEMA)[1]
 
     # maintenance
 
@@ -370,10 +377,9 @@ class ResultStore:
         Crash-safe: the merged file is committed before any input is deleted, and a file written
         by someone else while this runs is left alone (only the files listed at the start merge).
         """
-        paths = self.files(RESULTS)
+        paths, merged = self._load(RESULTS, SCHEMA)
         if len(paths) <= 1:
             return len(paths), len(paths)
-        merged = self._dataset(paths, SCHEMA).to_table()
         merged = _first_per_key(merged, ["job_id", "attempt"], [("finished", "descending")])
         self._put(merged.replace_schema_metadata(SCHEMA.metadata), RESULTS, "part")
         for path in paths:

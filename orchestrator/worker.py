@@ -240,8 +240,10 @@ def run_supervised(
                         on_message(m)
         finally:
             os.close(fd)
+        # Grandchildren the work may have left behind go too. Before reaping: until then the
+        # child's pid (and so its group id) cannot be reused by anybody else's process.
+        _kill_group(pid)
         _, status, usage = os.wait4(pid, 0)
-        _kill_group(pid)  # grandchildren the work may have left behind
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         if current is not None:
             kind = "timeout" if timed_out else "died"

@@ -30,7 +30,7 @@ import random
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,15 +148,15 @@ NOT_STATICS = frozenset({"init", "base", "legal", "goal", "terminal", "next"})
 _SKIPPED_DISTINCT = re.compile(r"skipped the fact \(distinct ([^\s()]+) ([^\s()]+)\)")
 
 
-def dataset_statics(engine: Engine) -> list[str]:
-    """The ``statics:`` section: the game's static atoms, flattened and sorted.
+def dataset_statics(static_atoms: Iterable[str], game: Game) -> list[str]:
+    """The ``statics:`` section from the game's static atoms (GDL text): flattened and sorted.
 
     Quirk kept for fidelity with the published data: a few games (tron, walkabout) state
     ``(distinct black white)`` as a fact. GDL makes ``distinct`` built in, so the parser skips
     such facts, but the authors' generator listed them as statics, and so do we.
     """
-    atoms = {flatten(a) for a in engine.static_atoms if a.partition("(")[0] not in NOT_STATICS}
-    for _, message in engine.game.program.skipped:
+    atoms = {flatten(a) for a in static_atoms if a.partition("(")[0] not in NOT_STATICS}
+    for _, message in game.program.skipped:
         m = _SKIPPED_DISTINCT.search(message)
         if m:
             atoms.add(format_atom("distinct", m.groups()))
@@ -172,7 +172,7 @@ def extract(
     known = {t: set(a) for t, a in atoms.items()}
     fluent_ok = set(signature.ground("true"))
     does_ok = set(signature.ground("does"))
-    statics = dataset_statics(engine)
+    statics = dataset_statics(engine.static_atoms, engine.game)
     flat_true = [flatten(f"true({f})") for f in engine.fluents]
     flat_next = [flatten(f"next({f})") for f in engine.fluents]
     flat_does = [

@@ -77,7 +77,9 @@ def test_a_wrong_statics_section_is_reported(generated: Path) -> None:
 def test_an_unusable_gdl_makes_the_game_unchecked(generated: Path) -> None:
     (generated / "games" / "race.txt").write_text("(role first)\n(<= (legal first go)\n")
     result = check_game(Dataset(generated), "race")
-    assert result.status == UNCHECKED and "GDL cannot be used" in result.reason and "race.txt" in result.reason
+    assert (
+        result.status == UNCHECKED and "GDL cannot be used" in result.reason and "race.txt" in result.reason
+    )
 
 
 def test_a_missing_file_makes_the_game_partial(generated: Path) -> None:
@@ -102,7 +104,9 @@ def test_cli_check_json_and_exit_codes(iggp_dir: Path) -> None:
     (game,) = report["games"]
     assert game["status"] == "agree"
     assert game["targets"]["next"]["train"]["examples"] == game["targets"]["next"]["train"]["agree"] > 0
-    res = runner.invoke(app, ["games", "check", "--dataset", str(iggp_dir), "--games", "buttons_and_lights,coins"])
+    res = runner.invoke(
+        app, ["games", "check", "--dataset", str(iggp_dir), "--games", "buttons_and_lights,coins"]
+    )
     assert res.exit_code == 2 and "unchecked" in res.stdout
     res = runner.invoke(app, ["games", "check", "--dataset", str(iggp_dir), "--games", "buttons_and_light"])
     assert res.exit_code == 1 and "did you mean buttons_and_lights" in res.stderr
@@ -129,11 +133,36 @@ def test_cli_list_and_generate(tmp_path: Path) -> None:
     assert res.exit_code == 1 and "bad.txt" in res.stderr
 
 
+# What the full published dataset (40 games) gives, game by game, and why (see tasks/check.py).
+NO_GDL = {"coins", "fizzbuzz", "gt_centipede", "horseshoe", "hunter", "lightboard", "untwisty_corridor"}
+# GDL the compiled engine cannot use: no role facts (minimal_decay, scissors_paper_stone), or a
+# grounding over its 120 s bound (asylum, firesheep; see --solver-fallback).
+ENGINE_REFUSES = {"minimal_decay", "scissors_paper_stone", "firesheep", "asylum"}
+# Every example agrees, but the published atoms: sections are a subset of ground(Σ, target) from the
+# published .typ (the .typ files gained constants after the data was generated).
+ATOMS_SUBSET = {"dont_touch", "hexforthree", "knights_tour", "ttcc4"}
+# The published GDL names the move place_pilgrim_action; the data has place_pilgrim.
+RENAMED_MOVE = {"pilgrimage"}
+
+
 @pytest.mark.slow
 def test_every_published_game_with_gdl_agrees(iggp_dir: Path) -> None:
-    results = check_dataset(iggp_dir)
-    bad = [f"{r.game}: {r.summary()}" for r in results if r.status == DISAGREE]
-    assert not bad, "\n".join(bad)
-    checked = [r for r in results if r.gdl is not None]
-    assert len(checked) >= 30
-    assert {r.game for r in results if r.status == PARTIAL} <= {"ttcc4"}
+    for r in check_dataset(iggp_dir):
+        counts = r.counts().values()
+        every_example_agrees = all(c["agree"] == c["examples"] for c in counts)
+        if r.game in NO_GDL:
+            assert r.status == UNCHECKED and "no GDL file" in r.reason, r.game
+        elif r.game in ENGINE_REFUSES:
+            assert r.status in (UNCHECKED, AGREE), (r.game, r.summary())
+        elif r.game in ATOMS_SUBSET:
+            assert r.status == DISAGREE and every_example_agrees, (r.game, r.summary())
+            assert {s.section for s in r.sections} == {"atoms"}, r.game
+            assert all(s.only_regenerated and not s.only_published for s in r.sections), r.game
+        elif r.game in RENAMED_MOVE:
+            assert r.status == DISAGREE and "place_pilgrim" in str(r.first_difference), r.summary()
+            assert not r.sections
+        else:
+            assert r.status == AGREE, (r.game, r.summary())
+            assert sum(c["examples"] for c in counts) > 0
+    ttcc4 = check_game(Dataset(iggp_dir), "ttcc4")
+    assert "ttcc4_legal_train.dat" in ttcc4.reason  # the published file is missing

@@ -89,6 +89,17 @@ def test_evaluate_and_fallback(counter):
     assert odd["goal"] == ["goal(p,100)", "goal(q,7)"]
 
 
+def test_game_evaluate_solves_one_state_without_the_engine(counter):
+    game = Game.from_text(COUNTER, "counter.kif")
+    for fluents, does in [
+        (["count(2)", "lamp(on)"], {"p": "inc", "q": "noop"}),
+        (["count(1)", "lamp(off)"], {"p": "wait", "q": "toggle(1)"}),
+        (["count(9)"], None),
+    ]:
+        assert game.evaluate(fluents, does) == counter.evaluate(fluents, does)
+    assert not game._engines  # no grounding of the whole game happened
+
+
 def test_playouts_are_seeded_and_valid(counter):
     eng = counter
     a = eng.playouts(50, max_steps=10, seed=7, batch=16)
@@ -163,6 +174,17 @@ def test_compiled_engine_agrees_with_clingo(iggp_dir, name):
         assert eng.terminal(state) == ref.terminal(state)
         assert [list(x) for x in eng.legal(state)] == [list(x) for x in ref.legal(state)]
         assert np.array_equal(eng.next(state, joint), ref.next(state, joint))
+
+
+def test_extra_fluents_widen_the_compiled_engine(counter):
+    game = Game.from_text(COUNTER, "counter.kif")
+    wide = game.engine(extra_fluents=["count(7)", "lamp(on)"])
+    assert "count(7)" in wide.fluents and "count(7)" not in counter.fluents
+    assert np.array_equal(wide.state_fluents(wide.initial()), counter.state_fluents(counter.initial()))
+    got = wide.evaluate(["count(7)", "lamp(on)"], {"p": "wait", "q": "noop"})
+    assert wide.fallbacks == 0
+    assert got == game.evaluate(["count(7)", "lamp(on)"], {"p": "wait", "q": "noop"})
+    assert game.engine() is not wide and game.engine() is game.engine()
 
 
 def test_evaluate_outside_the_compiled_fluents_uses_clingo(iggp_dir):

@@ -146,6 +146,15 @@ def test_to_asp_translation():
     assert 's("Big").' in asp  # not a clingo identifier: quoted
 
 
+def test_projection_for_grounding_keeps_the_model():
+    game = Game.from_text("(role a)\n(q 1 5)\n(q 1 6)\n(q 2 7)\n(r 1)\n(r 3)\n(<= (p ?x) (r ?x) (q ?x ?y))\n")
+    projected = game.asp_for_grounding
+    assert "gdl_proj_1(V_x) :- q(V_x,V_y)." in projected and "p(V_x) :- r(V_x), gdl_proj_1(V_x)." in projected
+    plain = _model(game.to_asp())
+    assert plain == {a for a in _model(projected) if not a.startswith("gdl_")}
+    assert "p(1)" in plain and "p(3)" not in plain
+
+
 def test_every_shared_game_parses(iggp_dir):
     games = sorted((iggp_dir / "games").glob("*.txt"))
     assert len(games) >= 40

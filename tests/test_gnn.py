@@ -82,6 +82,7 @@ def test_registered_graphlog_learner_on_a_task(tiny_worlds):
     scores = evaluate(model, task)
     assert set(scores) == {"validate", "test"}
     assert "param-rgcn" in model.describe() and model.rules() is None
+    assert [e["epoch"] for e in model.learning_curve] == [0, 1, 2]
 
 
 def test_graphlog_learner_on_one_predicate_job(tiny_worlds):
@@ -163,6 +164,7 @@ def test_iggp_gnn_on_a_hand_made_task():
     assert pred.shape == (test.n_examples, 3) and pred.dtype == bool
     bacc = pool(count(task, test, pred).values()).balanced_accuracy
     assert bacc >= 0.9, model.describe()
+    assert model.learning_curve and "valid_acc" in model.learning_curve[-1]
 
 
 def test_cli_train_supervised_json(tmp_path):

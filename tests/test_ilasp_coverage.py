@@ -70,6 +70,10 @@ def test_relevant_cover_is_incremental_and_shortest():
 
 
 def test_best_partial_cover_maximises_balanced_accuracy():
-    rules = [_rule("good", 2, [1, 2, 3], [10]), _rule("noisy", 1, [4], [11, 12, 13, 14, 15, 16]), _rule("x", 9, [1])]
+    rules = [
+        _rule("good", 2, [1, 2, 3], [10]),
+        _rule("noisy", 1, [4], [11, 12, 13, 14, 15, 16]),
+        _rule("x", 9, [1]),
+    ]
     chosen = best_partial_cover(rules, n_pos=4, n_neg=20, seconds=5)
     assert [rules[i].text for i in chosen] == ["good"]

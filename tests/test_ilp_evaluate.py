@@ -193,3 +193,10 @@ def test_hand_written_tictactoe_next_rules_solve_the_published_task(iggp_dir, st
     weaker = "\n".join(line for line in TICTACTOE_NEXT.splitlines() if "black, M, N" not in line)
     counts = evaluate(RuleModel(weaker, strategy=strategy), task, ("test",))["test"]["next_cell"]
     assert counts.fn > 0 and counts.fp == 0
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_empty_program_predicts_nothing(strategy):
+    task = board_task()
+    pred = RuleModel("", name="empty", strategy=strategy).predict(task, task.split("test"))
+    assert pred.shape == (3, len(TARGETS)) and pred.nnz == 0

@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from sweep_helpers import write_tiny_dataset
 
-from orchestrator.scheduler import SweepOptions, loopback_only, run_sweep
+from orchestrator.raysession import loopback_only
+from orchestrator.scheduler import SweepOptions, run_sweep
 from orchestrator.store import ResultStore
 from orchestrator.sweep import build_jobs
 from tasks.iggp import Dataset

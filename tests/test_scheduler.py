@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from sweep_helpers import write_tiny_dataset
 
-from orchestrator.scheduler import SweepOptions, local_ray, run_sweep
+from orchestrator.raysession import local_ray
+from orchestrator.scheduler import SweepOptions, run_sweep
 from orchestrator.store import ResultStore
 from orchestrator.sweep import build_jobs
 from tasks.iggp import Dataset
@@ -97,7 +98,7 @@ def test_a_sigkilled_ray_worker_is_retried_and_nothing_else_is_affected(ray_2cpu
 
 
 def test_generation_fans_out_and_a_broken_gdl_file_fails_only_itself(ray_2cpu, tmp_path):
-    from orchestrator.scheduler import generate_games
+    from orchestrator.generation import generate_games
     from tasks import bundled
 
     broken = tmp_path / "broken.txt"
@@ -127,3 +128,23 @@ def test_actors_beyond_the_cluster_stay_pending_and_get_no_jobs(ray_2cpu, datase
     while ray_2cpu.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert ray_2cpu.available_resources().get("CPU", 0) == 2
+
+
+def test_a_broken_data_file_fails_only_the_jobs_that_need_it(ray_2cpu, tmp_path):
+    dataset = write_tiny_dataset(tmp_path / "ds")
+    jobs = _jobs(dataset, ["noop"])
+    broken = dataset / "data" / "train" / "gamma_goal_train.dat"
+    broken.write_text(broken.read_text().rsplit("---", 2)[0])  # truncated mid-file
+    store = ResultStore(tmp_path / "store")
+    run_sweep(jobs, store, SweepOptions("t5"))
+    rows = {r["job_id"]: r for r in store.read().to_pylist()}
+    for job in jobs:
+        row = rows[job.job_id]
+        if (job.game, job.target) == ("gamma", "goal"):
+            assert (
+                row["status"] == "error"
+                and "gamma_goal_train.dat" in row["error"]
+                and "truncated" in row["error"]
+            )
+        else:
+            assert row["status"] == "ok"

@@ -11,7 +11,8 @@ from sweep_helpers import write_tiny_dataset
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.scheduler import SweepOptions, clear_live_jobs, plan, write_live_jobs
+from orchestrator.live import clear_live_jobs, write_live_jobs
+from orchestrator.scheduler import SweepOptions, plan
 from orchestrator.store import ResultStore
 from orchestrator.sweep import build_jobs
 from tasks.iggp import Dataset

@@ -322,3 +322,51 @@ def test_store_pickles_for_ray_workers(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
     pickle.loads(pickle.dumps(store)).write([row("a")])
     assert store.job_status() == {"a": "ok"}
+
+
+def test_compaction_while_others_write_read_and_compact_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    import threading
+
+    n_writers, per_writer = 3, 20
+    expected = sorted(f"w{w}-{i}" for w in range(n_writers) for i in range(per_writer))
+    errors: list[BaseException] = []
+    seen_by_reader: list[int] = []
+
+    def writer(w: int) -> None:
+        mine = ResultStore(tmp_path)  # as another process would
+        for i in range(per_writer):
+            mine.write([row(f"w{w}-{i}")])
+
+    def guarded(fn, *args) -> None:
+        try:
+            fn(*args)
+        except BaseException as e:  # surfaced by the assertion below
+            errors.append(e)
+
+    writers = [threading.Thread(target=guarded, args=(writer, w)) for w in range(n_writers)]
+
+    def while_writing(action) -> None:
+        store = ResultStore(tmp_path)
+        while any(t.is_alive() for t in writers):
+            action(store)
+
+    def read(store: ResultStore) -> None:
+        ids = store.read(["job_id"])["job_id"].to_pylist()
+        assert len(ids) == len(set(ids)), "a read saw a row twice"
+        assert not seen_by_reader or len(ids) >= seen_by_reader[-1], "a read lost rows"
+        seen_by_reader.append(len(ids))
+
+    others = [threading.Thread(target=guarded, args=(while_writing, a)) for a in (read, ResultStore.compact)]
+    for t in writers + others:
+        t.start()
+    compactions = 0
+    while any(t.is_alive() for t in writers):
+        ResultStore(tmp_path).compact()
+        compactions += 1
+    for t in writers + others:
+        t.join()
+    assert not errors, errors
+    store = ResultStore(tmp_path)
+    assert sorted(store.read(["job_id"])["job_id"].to_pylist()) == expected
+    assert compactions > 0 and len(seen_by_reader) > 0
+    assert store.compact()[1] == 1 and store.read().num_rows == len(expected)

@@ -9,7 +9,7 @@ training queries, and predicts ``rel_rK(u, v)`` exactly when K is the argmax.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,8 @@ class GraphLogGNNModel:
     classes: list[int]
     valid_acc: float
     epoch: int
+    # [{"epoch", "loss", "valid_acc"}, ...] up to this model: for the results' ``extra.learning_curve``.
+    learning_curve: list[dict] = field(default_factory=list)
 
     def _net(self):
         from learners.gnn.modules import GraphLogNet, NetConfig
@@ -97,6 +99,7 @@ class GraphLogGNNLearner:
         hist = fit(net, [world], TrainConfig(epochs=self.epochs, seed=self.seed), budget, on_improve=improved)
         if best:
             best[-1].epoch = hist.best_epoch
+            best[-1].learning_curve = list(hist.epochs)
             return best[-1]
         state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
         return GraphLogGNNModel(asdict(cfg), state, world.classes, float("nan"), -1)

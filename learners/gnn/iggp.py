@@ -17,7 +17,7 @@ The best model on the validation split (balanced accuracy) is checkpointed and r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -184,6 +184,8 @@ class IGGPGNNModel:
     state: dict
     valid_bacc: float
     epoch: int
+    # [{"epoch", "loss", "valid_acc"}, ...]: validation balanced accuracy per epoch (``extra.learning_curve``).
+    learning_curve: list[dict] = field(default_factory=list)
 
     def predict(self, task: Task, split: Split) -> np.ndarray:
         import torch
@@ -244,8 +246,10 @@ class IGGPGNNLearner:
         pos_weight = torch.tensor(max(n_neg, 1.0) / max(n_pos, 1.0), device=device).clamp(max=100.0)
         rng = np.random.default_rng(self.seed)
         best: IGGPGNNModel | None = None
+        curve: list[dict] = []
         for epoch in range(self.epochs):
             net.train()
+            losses = []
             order = rng.permutation(train.n_examples)
             for i in range(0, train.n_examples, self.batch_size):
                 if budget.expired() and best is not None:
@@ -259,9 +263,14 @@ class IGGPGNNLearner:
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
+                losses.append(float(loss.detach()))
             state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
             model = IGGPGNNModel(enc, self.dim, self.layers, state, 0.0, epoch)
             model.valid_bacc = pool(count(task, valid, model.predict(task, valid)).values()).balanced_accuracy
+            curve.append(
+                {"epoch": epoch, "loss": float(np.mean(losses or [np.nan])), "valid_acc": model.valid_bacc}
+            )
+            model.learning_curve = list(curve)
             if best is None or model.valid_bacc > best.valid_bacc:
                 best = model
                 report(model)
@@ -269,4 +278,5 @@ class IGGPGNNLearner:
                 break
         if best is None:
             raise RuntimeError(f"gnn-iggp on {task.name}: no epoch ran (epochs={self.epochs})")
+        best.learning_curve = list(curve)
         return best

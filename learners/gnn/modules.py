@@ -42,6 +42,9 @@ class NetConfig:
     rep_layers: int = 2
     rep_heads: int = 2
     rep_dropout: float = 0.4  # GAT; the GCN has none
+    rep_standardize: bool = (
+        True  # ours: standardise relation vectors across relations (see GraphRepresentation)
+    )
     egat_layers: int = 6
     egat_heads: int = 2
     egat_dropout: float = 0.4
@@ -108,6 +111,11 @@ class GraphRepresentation(nn.Module):
         per_rel = scatter(h[n:], rel, dim=0, dim_size=MAX_RELATIONS, reduce="mean")
         seen = torch.zeros(MAX_RELATIONS, dtype=torch.bool, device=device)
         seen[rel] = True
+        if self.cfg.rep_standardize:
+            # Averages of many edge-nodes share a large common part; centre and scale across the
+            # relations so that what tells relations apart reaches the composition module.
+            present = per_rel[seen]
+            per_rel = (per_rel - present.mean(0)) / (present.std(0, unbiased=False) + 1e-5)
         return torch.where(seen[:, None], per_rel, self.missing)
 
 

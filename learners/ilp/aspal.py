@@ -22,7 +22,7 @@ cost is provably optimal for the full space (a rule with ``L + 1`` body literals
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import clingo
@@ -254,8 +254,13 @@ def coverage_constraints(head_pred: str, head_arity: int, soft: bool) -> str:
 
 @dataclass
 class _Best:
+    """The cost of the best hypothesis found so far for one predicate (clingo's cost vector)."""
+
     cost: tuple[int, ...] | None = None
-    model: RuleModel | None = None
+
+
+Improved = Callable[[str, str], None]
+"""Called with (rules text, note) for each better hypothesis of one predicate."""
 
 
 def _hypothesis_text(clauses: list[Clause]) -> str:
@@ -293,7 +298,7 @@ class AspalLearner:
             notes[pred] = status if best.cost is None else f"{status}; cost {list(best.cost)}"
         return current()
 
-    def _fit_predicate(self, task: Task, budget: Budget, improved, best: _Best) -> str:
+    def _fit_predicate(self, task: Task, budget: Budget, improved: Improved, best: _Best) -> str:
         """Learn one predicate; returns how the search ended (for ``describe``)."""
         split = task.split("train")
         if split.positives.nnz == 0:
@@ -303,10 +308,12 @@ class AspalLearner:
         for level in range(bias.settings.max_body + 1):
             if budget.expired():
                 return f"budget spent at body size {level}"
-            new = list(itertools.islice(hypothesis_space(bias, level), MAX_RULES - len(space) + 1))
-            if len(space) + len(new) > MAX_RULES:
-                return f"space over {MAX_RULES} rules at body size {level}: not built"
-            space += new
+            for n, clause in enumerate(hypothesis_space(bias, level)):
+                if len(space) == MAX_RULES:
+                    return f"space over {MAX_RULES} rules at body size {level}: not built"
+                if n % 1000 == 999 and budget.expired():
+                    return f"budget spent enumerating body size {level} ({len(space)} rules)"
+                space.append(clause)
             status = self._solve(task, bias, space, budget, best, improved, level)
             if status != "optimal" and status != "unsatisfiable":
                 return status
@@ -317,8 +324,16 @@ class AspalLearner:
         return f"optimal over {len(space)} rules up to body size {bias.settings.max_body}"
 
     def _solve(
-        self, task, bias: Bias, space: list[Clause], budget: Budget, best: _Best, improved, level
+        self,
+        task: Task,
+        bias: Bias,
+        space: list[Clause],
+        budget: Budget,
+        best: _Best,
+        improved: Improved,
+        level: int,
     ) -> str:
+        """One complete ASPAL program over ``space``; returns optimal, unsatisfiable or why it stopped."""
         static = bias.static_preds
         used = {lit.pred for c in space for lit in c.body if lit.pred != NEQ}
         arity = len(bias.head_types)
@@ -328,7 +343,7 @@ class AspalLearner:
         program += coverage_constraints(bias.head_pred, arity, self.soft)
         ctl = clingo.Control(["--warn=none", "--opt-mode=opt"])
         ctl.add("base", [], program)
-        ctl.ground([("base", [])])
+        ctl.ground([("base", [])])  # cannot be interrupted: a kill from outside ends an oversized one
         if budget.expired():
             return f"budget spent grounding body size {level}"
 
@@ -358,7 +373,7 @@ class AspalLearner:
     "with use(R) choices, #minimize length, every training example; times out on big tasks (the point).",
     params="max_body (digit, default 5); _soft: uncovered examples cost 1 instead of being forbidden",
     resources={"num_cpus": 1},
-    example="aspal2",
+    example="aspal",
 )
 def make_aspal(max_body: str | None = None, soft: str | None = None) -> AspalLearner:
     return AspalLearner(max_body, soft)

@@ -277,7 +277,12 @@ def _head_matches(atoms: Table, clause: Clause, facts: Facts) -> tuple[Table, li
 
 
 def counts(
-    table: Table, clause: Clause, facts: Facts, targets: Targets, wanted: np.ndarray
+    table: Table,
+    clause: Clause,
+    facts: Facts,
+    targets: Targets,
+    wanted: np.ndarray,
+    cache: dict | None = None,
 ) -> tuple[int, int, int]:
     """(wanted positives covered, positives covered, atoms derived) without listing the derived atoms.
 
@@ -285,8 +290,16 @@ def counts(
     bound head variables), so a general clause costs as little to test as a specific one.
     ``wanted`` is a boolean mask over ``targets.positive_table`` rows.
     """
-    cand = _head_matches(targets.table, clause, facts)
-    pos = _head_matches(targets.positive_table, clause, facts)
+    key = ("head", clause.head_args)
+    matches = cache.get(key) if cache is not None else None
+    if matches is None:
+        matches = (
+            _head_matches(targets.table, clause, facts),
+            _head_matches(targets.positive_table, clause, facts),
+        )
+        if cache is not None:
+            cache[key] = matches
+    cand, pos = matches
     if cand is None or pos is None:
         return 0, 0, 0
     (cand, head_vars), (pos, _) = cand, pos
@@ -314,7 +327,12 @@ def counts(
 
 
 def group_counts(
-    table: Table, clause: Clause, facts: Facts, targets: Targets, wanted: np.ndarray
+    table: Table,
+    clause: Clause,
+    facts: Facts,
+    targets: Targets,
+    wanted: np.ndarray,
+    cache: dict | None = None,
 ) -> tuple[int, int, int, int, int]:
     """Coverage of an *unsafe* clause, counted on groups: (example, values of the bound head variables).
 
@@ -323,43 +341,88 @@ def group_counts(
     ``succ(S0, S)``). Counted per group instead - a group is positive when it holds a positive
     atom - it is scored as if its remaining head variables will be bound well, the optimistic
     estimate a top-down search needs. Returns (wanted positive groups covered, positive groups
-    covered, groups derived, wanted positive groups, negative groups).
+    covered, groups derived, wanted positive groups, negative groups). What depends only on the
+    head and the bound variables is kept in ``cache`` (one per search: ``wanted`` is fixed there).
     """
-    cm, pm = _head_matches(targets.table, clause, facts), _head_matches(targets.positive_table, clause, facts)
-    if cm is None or pm is None:
+    head_vars = [a for a in dict.fromkeys(clause.head_args) if isinstance(a, int)]
+    bound = [v for v in head_vars if v in table.cols]
+    key = (clause.head_args, tuple(bound))
+    prep = cache.get(key) if cache is not None else None
+    if prep is None:
+        prep = _GroupPrep.of(clause, bound, facts, targets, wanted)
+        if cache is not None:
+            cache[key] = prep
+    if prep.empty:
         return 0, 0, 0, 1, 1
-    (cand, head_vars), (pos, _) = cm, pm
-    bound = [v for v in dict.fromkeys(head_vars) if v in table.cols]
     has_ex = "ex" in table.cols
     proj = table.select(["ex", *bound] if has_ex else bound).distinct()
-    n_ex = facts.n
-    if bound:
-        ck, pk, jk = pack(
-            [cand.cols[v] for v in bound], [[pos.cols[v] for v in bound], [proj.cols[v] for v in bound]]
-        )
-    else:
-        ck, pk, jk = (np.zeros(t.n, dtype=np.int64) for t in (cand, pos, proj))
-    cvals = np.unique(ck)
-    valid = np.isin(jk, cvals)
-    pos_group, proj_group = pack(
-        [pos.cols["ex"], pk], [[proj.cols["ex"] if has_ex else np.zeros(proj.n, np.int64), jk]]
-    )
+    jk = prep.bound_key([proj.cols[v] for v in bound], proj.n)
+    at = np.minimum(np.searchsorted(prep.cvals, jk), len(prep.cvals) - 1)
+    valid = prep.cvals[at] == jk
     if has_ex:
         derived = int(valid.sum())
-        covered = np.isin(pos_group, proj_group[valid])
+        proj_group = proj.cols["ex"][valid] * len(prep.cvals) + at[valid]
+        covered = np.isin(prep.pos_group, proj_group)
     else:
-        derived = int(valid.sum()) * n_ex
-        covered = np.isin(pk, jk[valid])
-    wanted_rows = wanted[_row_ids(targets.positive_table, pos)]
-    all_groups = np.unique(pos_group)
-    n_neg = max(n_ex * len(cvals) - len(all_groups), 1)
-    return (
-        len(np.unique(pos_group[covered & wanted_rows])),
-        len(np.unique(pos_group[covered])),
-        derived,
-        max(len(np.unique(pos_group[wanted_rows])), 1),
-        n_neg,
-    )
+        derived = int(valid.sum()) * facts.n
+        covered = np.isin(prep.pos_dense, at[valid])
+    hit = np.zeros(prep.n_groups, dtype=bool)
+    hit[prep.group_id[covered]] = True
+    hit_wanted = np.zeros(prep.n_groups, dtype=bool)
+    hit_wanted[prep.group_id[covered & prep.wanted_rows]] = True
+    return int(hit_wanted.sum()), int(hit.sum()), derived, prep.n_wanted, prep.n_neg
+
+
+@dataclass
+class _GroupPrep:
+    """The body-independent part of :func:`group_counts` for one head pattern and bound set."""
+
+    empty: bool
+    radix: int = 1
+    cvals: np.ndarray | None = None  # sorted distinct bound-value keys of the candidate atoms
+    pos_dense: np.ndarray | None = None  # per matching positive: index of its bound values in cvals
+    pos_group: np.ndarray | None = None  # per matching positive: ex * |cvals| + pos_dense
+    group_id: np.ndarray | None = None  # per matching positive: dense id of its group
+    wanted_rows: np.ndarray | None = None
+    n_groups: int = 0
+    n_wanted: int = 1
+    n_neg: int = 1
+
+    def bound_key(self, cols: list[np.ndarray], n: int) -> np.ndarray:
+        key = np.zeros(n, dtype=np.int64)
+        for c in cols:
+            key = key * self.radix + c
+        return key
+
+    @classmethod
+    def of(
+        cls, clause: Clause, bound: list[int], facts: Facts, targets: Targets, wanted: np.ndarray
+    ) -> _GroupPrep:
+        cm = _head_matches(targets.table, clause, facts)
+        pm = _head_matches(targets.positive_table, clause, facts)
+        if cm is None or pm is None or cm[0].n == 0:
+            return cls(True)
+        (cand, _), (pos, _) = cm, pm
+        radix = len(facts.constants.names) + 1
+        if radix ** max(len(bound), 1) >= 2**62:
+            radix = 0  # too many bound variables to pack: fall back to dense renumbering
+        prep = cls(False, radix)
+        if radix:
+            ck = prep.bound_key([cand.cols[v] for v in bound], cand.n)
+            pk = prep.bound_key([pos.cols[v] for v in bound], pos.n)
+        else:
+            ck, pk = pack([cand.cols[v] for v in bound], [[pos.cols[v] for v in bound]])
+        prep.cvals = np.unique(ck)
+        prep.pos_dense = np.searchsorted(prep.cvals, pk)
+        prep.pos_group = pos.cols["ex"] * len(prep.cvals) + prep.pos_dense
+        groups, prep.group_id = np.unique(prep.pos_group, return_inverse=True)
+        prep.n_groups = len(groups)
+        prep.wanted_rows = wanted[_row_ids(targets.positive_table, pos)]
+        prep.n_wanted = max(len(np.unique(prep.group_id[prep.wanted_rows])), 1)
+        prep.n_neg = max(facts.n * len(prep.cvals) - prep.n_groups, 1)
+        if not radix:
+            return cls(True)  # (rare) cannot look bodies up by key: treat as unscorable
+        return prep
 
 
 def _row_ids(full: Table, part: Table) -> np.ndarray:

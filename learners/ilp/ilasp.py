@@ -20,10 +20,16 @@ Beyond the published ILASP*:
   (``not does_mark(_, X, Y)``) are in the language;
 * sub-predicates of one target share the parsed vocabulary and the fact tables (cached by the
   identity of the background matrix that ``Task.for_predicate`` shares);
+* the search widens its beam (doubling) each time a seed yields nothing, and falls back to a
+  breadth-first search over lifted bottom literals (:meth:`learners.ilp.search.Search.exhaustive`);
 * when the loop ends without covering every positive (budget, unsatisfiable, bias too small), the
   returned program is the better, on the validate split, of the last iteration's hypothesis and a
   best partial cover (clingo maximising training balanced accuracy over consistent *and*
-  inconsistent candidate rules) - a sensible answer instead of nothing.
+  inconsistent candidate rules, plus the inertia rule and frequent ground facts of
+  :func:`baseline_clauses`) - a sensible answer instead of nothing.
+
+Budget: the loop stops at ``LOOP_SHARE`` of the budget, one seed's search gets at most
+``SEARCH_SHARE`` of what is left, and the fallback cover and selection use the rest.
 
 A task with no positive training example learns the empty program. The model is a
 :class:`learners.ilp.evaluate.RuleModel`, so it predicts through the one symbolic evaluation path.
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learners.base import Budget, Report, ignore_report, register
-from learners.ilp.bias import Clause, Settings, bias_for
+from learners.ilp.bias import Clause, Literal, Settings, bias_for
 from learners.ilp.coverage import (
     Facts,
     Targets,
@@ -58,7 +64,7 @@ SEARCH_SHARE = 0.34
 """At most this share of the loop's remaining time goes to one seed's search (the loop needs several)."""
 MAX_BEAM = 96
 """The beam doubles (up to this) each time a seed's search ends without a consistent rule."""
-LOOP_SHARE = 0.7
+LOOP_SHARE = 0.75
 """The loop stops at this share of the budget; the rest is for the fallback cover and selection."""
 
 
@@ -249,6 +255,10 @@ class IlaspLearner:
             report(final)
             return final
         t = time.monotonic()
+        for clause in baseline_clauses(task, bias, targets, facts.n):
+            rule = pool.verify(clause, facts, targets, self.settings.max_rows)
+            if rule is not None:
+                pool.partial.append(rule)
         candidates = pool.consistent + pool.partial
         partial_ids = best_partial_cover(candidates, n_pos, n_neg, max(budget.remaining() * 0.5, 0.2))
         fallback = [candidates[i] for i in partial_ids]
@@ -297,6 +307,29 @@ class IlaspLearner:
             tp = int(np.isin(derived, targets.positives).sum())
             scored.append((_balanced(tp, len(derived) - tp, v_pos, v_neg), m.train_ba, -len(m.text), m))
         return max(scored, key=lambda s: s[:3])[3]
+
+
+def baseline_clauses(
+    task: Task, bias, targets: Targets, n_examples: int, max_facts: int = 64
+) -> list[Clause]:
+    """Rules of the language that need no search, as material for the fallback cover.
+
+    The inertia rule ``next_p(X..) :- true_p(X..)`` (when ``true_p`` has the same types), and the
+    ground facts of the atoms that are positive in at least half of the training examples (the
+    *Mean* baseline, written as rules). Only the BA-optimal cover decides whether they are used.
+    """
+    out: list[Clause] = []
+    head, types = bias.head_pred, bias.head_types
+    if head.startswith("next_") and bias.body_types.get("true_" + head[5:]) == types and types:
+        args = tuple(range(len(types)))
+        out.append(Clause(head, args, (Literal("true_" + head[5:], args),), types))
+    if n_examples:
+        atoms, counts = np.unique(targets.positives % targets.n_atoms, return_counts=True)
+        frequent = atoms[counts * 2 >= n_examples]
+        frequent = frequent[np.argsort(-counts[counts * 2 >= n_examples], kind="stable")][:max_facts]
+        for a in frequent:
+            out.append(Clause(head, parse_atom(task.target_atoms.names[int(a)])[1], (), ()))
+    return out
 
 
 def _to_sample(keys: np.ndarray, rows: np.ndarray, n_atoms: int) -> np.ndarray:

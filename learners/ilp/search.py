@@ -47,7 +47,8 @@ from learners.ilp.relations import Table
 
 NEW = object()
 MAX_NEGATIONS = 300
-LEVEL_AFTER_FOUND = 300  # candidates tested after the first consistent clause of a level
+LEVEL_AFTER_FOUND = 300
+MAX_CHILDREN = 400  # candidates tested per beam node and level (bottoms with hundreds of statics)  # candidates tested after the first consistent clause of a level
 NEG_CONSTANTS = 6
 MAX_CONSTANTS = 1  # constants in a literal that also has variables (ground fluents are separate)  # constants are tried in a negated literal only for types this small
 
@@ -120,6 +121,7 @@ class Search:
         self.deadline = deadline
         self.wanted = targets.positives if wanted is None else wanted
         self.wanted_mask = np.isin(targets.positive_table.cols["key"], self.wanted)
+        self.group_cache: dict = {}
         self.n_pos = max(len(self.wanted), 1)
         self.n_neg = max(facts.n * targets.table.n - len(targets.positives), 1)
         self.tested = 0
@@ -128,11 +130,13 @@ class Search:
     def _node(self, clause: Clause, theta: tuple[str, ...], table: Table) -> Node | None:
         self.tested += 1
         if clause.safe():
-            pos, pos_all, derived = counts(table, clause, self.facts, self.targets, self.wanted_mask)
+            pos, pos_all, derived = counts(
+                table, clause, self.facts, self.targets, self.wanted_mask, self.group_cache
+            )
             n_pos, n_neg = self.n_pos, self.n_neg
         else:
             pos, pos_all, derived, n_pos, n_neg = group_counts(
-                table, clause, self.facts, self.targets, self.wanted_mask
+                table, clause, self.facts, self.targets, self.wanted_mask, self.group_cache
             )
         if pos == 0:
             return None
@@ -269,7 +273,10 @@ class Search:
             for node in beam:
                 if level_budget is not None and self.tested > level_budget:
                     break
+                node_budget = self.tested + MAX_CHILDREN
                 for clause, theta, lit in self.refinements(node):
+                    if self.tested >= node_budget:
+                        break  # refinements come most promising first; a huge level must not stall
                     if time.monotonic() > self.deadline:
                         return self._result(consistent, partial, True)
                     if level_budget is not None and self.tested > level_budget:

@@ -17,6 +17,7 @@ only a weighted cover problem; it never grounds a rule body.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,7 +43,11 @@ def _solve(ctl: clingo.Control, seconds: float) -> tuple[list[int] | None, bool]
         best[:] = [[s.arguments[0].number for s in model.symbols(shown=True)]]
 
     with ctl.solve(on_model=on_model, async_=True) as handle:
-        finished = handle.wait(max(seconds, 0.05))
+        if math.isfinite(seconds):
+            finished = handle.wait(max(seconds, 0.05))
+        else:
+            handle.wait()
+            finished = True
         if not finished:
             handle.cancel()
         result = handle.get()
@@ -110,16 +115,19 @@ def best_partial_cover(rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seco
     """Rules maximising training balanced accuracy (then fewest literals); see the module docstring."""
     if not rules:
         return []
-    total = max(n_pos + n_neg, 1)
-    w_pos = max(1, round(1000 * n_neg / total))  # weight of a missed positive: proportional to N
-    w_neg = max(1, round(1000 * n_pos / total))  # weight of a covered negative: proportional to P
+    pos_classes, neg_classes = _classes(rules, "pos"), _classes(rules, "neg")
+    biggest = max([n for n, _ in pos_classes + neg_classes] + [1])
+    # weights proportional to N (a missed positive) and P (a covered negative), scaled so that
+    # every weak-constraint weight stays well inside clingo's 32-bit terms
+    scale = max(1, (biggest * max(n_pos, n_neg)) // 10**9 + 1)
+    w_pos, w_neg = max(1, n_neg // scale), max(1, n_pos // scale)
     lines = ["#show sel/1."]
     for r, rule in enumerate(rules):
         lines.append(f"{{sel({r})}}. :~ sel({r}). [{rule.length}@1,{r}]")
-    for c, (n, owners) in enumerate(_classes(rules, "pos")):
+    for c, (n, owners) in enumerate(pos_classes):
         lines += [f"p({c}) :- sel({r})." for r in owners]
         lines.append(f":~ not p({c}). [{n * w_pos}@2,p{c}]")
-    for c, (n, owners) in enumerate(_classes(rules, "neg")):
+    for c, (n, owners) in enumerate(neg_classes):
         lines += [f"n({c}) :- sel({r})." for r in owners]
         lines.append(f":~ n({c}). [{n * w_neg}@2,n{c}]")
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])

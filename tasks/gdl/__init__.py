@@ -1,19 +1,42 @@
 """GDL: KIF parser, semantics checks, clingo grounding, the compiled engine, random playouts.
 
-Stable API (others build on these names and signatures):
-    parse_file, parse_text, GDLError, GDLWarning, Game (from_file, from_text, to_asp, engine),
-    Engine (roles, fluents, moves, static_atoms, initial, legal, next, goals, terminal,
-    playouts, evaluate, and the *_batch variants), Trace, flatten, unflatten.
-Internal (may change): the modules' private helpers, the compiled circuit layout.
+STABLE (others build on these names and signatures; changes will be announced):
+    parse_file(path) / parse_text(text, name=, base_dir=) -> Program (rules with file:line:col)
+    Game.from_file(path) / Game.from_text(text, name=)     parse + checks (GDLError / GDLWarning)
+    game.to_asp() -> str            clingo program of the rules (conventions: tasks.gdl.asp)
+    game.relations, game.static_relations, game.program.skipped / .asserted_distinct
+    game.evaluate(fluents, does)    exact, by clingo on that one state (no engine needed)
+    game.engine() -> Engine         ground once (bounded: GROUND_SECONDS), compile; cached
+    Engine: roles, fluents, moves, static_atoms, initial(), legal(s), next(s, joint), goals(s),
+            terminal(s), evaluate(fluents, does), playouts(n, max_steps, seed, batch) -> [Trace],
+            legal_batch / terminal_batch / next_batch, state_fluents(s), state_of(fluents),
+            move_id(role, move), fallbacks, ground_seconds
+    Trace: states (k+1, |fluents|) bool, moves (k, |roles|) move ids, terminal, stuck
+    flatten(gdl_text) / unflatten(flat_text, relations=) / canonical(text)
+    GDLError(file, line, col, msg), GDLWarning
+INTERNAL (may change): tasks.gdl.compiled (circuit layout), tasks.gdl.ground internals.
+
+Ground terms are written as canonical text without spaces: ``cell(1,2,x)``, ``mark(1,2)``,
+``legal(white,mark(1,2))``. States are boolean vectors over ``Engine.fluents``.
+Conventions worth knowing:
+* legal/goal/terminal are evaluated in a state with no moves; next with the given joint move.
+* The fluents/moves are an over-approximation of the reachable ones, computed by clingo
+  (`tasks.gdl.ground`); `Engine.evaluate` of fluents outside it falls back to clingo (exact).
+* Stray non-GDL lines and redundant ``(distinct a b)`` facts in the published game files are
+  skipped with a GDLWarning (`tasks.gdl.kif`); ``import NAME`` includes NAME.txt.
+* `tasks.gdl.reference.ClingoEngine` answers the same queries by one clingo solve per query:
+  the reference the compiled engine is tested and benchmarked against.
 """
 
 from tasks.gdl.engine import Engine, State, Trace
 from tasks.gdl.errors import GDLError, GDLWarning, Pos
 from tasks.gdl.game import Game
+from tasks.gdl.ground import GROUND_SECONDS
 from tasks.gdl.kif import parse_file, parse_text
 from tasks.gdl.terms import canonical, flatten, unflatten
 
 __all__ = [
+    "GROUND_SECONDS",
     "Engine",
     "GDLError",
     "GDLWarning",

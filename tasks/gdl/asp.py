@@ -84,19 +84,28 @@ def literal_to_asp(lit: Literal) -> str:
     raise GDLError.at(getattr(lit, "pos", None), f"unsupported literal: {lit}")
 
 
-def rule_to_asp(rule: Rule, aux: list[str] | None = None) -> list[str]:
+def rule_to_asp(
+    rule: Rule,
+    aux: list[str] | None = None,
+    projections: dict[tuple[str, tuple[str, ...]], str] | None = None,
+) -> list[str]:
     """The ASP rules for one GDL rule (several when its body has ``or``).
 
     A negated atom with variables bound nowhere else in the body means "no instance holds"
     (see `tasks.gdl.checks.check_safety`); it becomes ``not gdl_not_K(bound vars)`` with an
     auxiliary rule ``gdl_not_K(bound vars) :- atom.``, appended to ``aux``.
+
+    With ``projections`` (a dict shared over the program), a positive body atom with variables
+    that occur nowhere else in the rule is replaced by ``gdl_proj_K(other vars)`` defined by
+    ``gdl_proj_K(other vars) :- atom.``: the same models, but the grounder no longer multiplies
+    the rule by the values of those variables (firesheep's fire-spread rule needs this).
     """
     head = atom_to_asp(rule.head)
     out = []
     for body in expand_or(rule.body):
         bound = {v.name for lit in body if isinstance(lit, Const | Func) for v in variables(lit)}
         parts = []
-        for lit in body:
+        for i, lit in enumerate(body):
             if isinstance(lit, Not) and isinstance(lit.lit, Const | Func):
                 names = list(dict.fromkeys(v.name for v in variables(lit.lit)))
                 if any(n not in bound for n in names):
@@ -107,19 +116,34 @@ def rule_to_asp(rule: Rule, aux: list[str] | None = None) -> list[str]:
                     aux.append(f"{aux_head} :- {atom_to_asp(lit.lit)}.")
                     parts.append(f"not {aux_head}")
                     continue
+            if projections is not None and aux is not None and isinstance(lit, Const | Func):
+                elsewhere = {v.name for v in variables(rule.head)}
+                elsewhere |= {v.name for j, other in enumerate(body) if j != i for v in variables(other)}
+                names = list(dict.fromkeys(v.name for v in variables(lit)))
+                kept = tuple(var_name(n) for n in names if n in elsewhere)
+                if len(kept) < len(names):
+                    key = (atom_to_asp(lit), kept)
+                    if key not in projections:
+                        name = f"gdl_proj_{len(aux) + 1}" + (f"({','.join(kept)})" if kept else "")
+                        projections[key] = name
+                        aux.append(f"{name} :- {key[0]}.")
+                    parts.append(projections[key])
+                    continue
             parts.append(literal_to_asp(lit))
         out.append(f"{head} :- {', '.join(parts)}." if parts else f"{head}.")
     return out
 
 
-def program_to_asp(rules: list[Rule]) -> str:
+def program_to_asp(rules: list[Rule], project: bool = False) -> str:
+    """The program text; ``project`` adds the grounding-size projections of `rule_to_asp`."""
     lines = ["% GDL rules translated for clingo (tasks.gdl.asp): true/1 and does/2 are inputs."]
     aux: list[str] = []
+    projections: dict[tuple[str, tuple[str, ...]], str] | None = {} if project else None
     for r in rules:
         if r.pos is not None:
             lines.append(f"% {r.pos.file}:{r.pos.line}")
         before = len(aux)
-        asp = rule_to_asp(r, aux)
+        asp = rule_to_asp(r, aux, projections)
         lines.extend(aux[before:])
         lines.extend(asp)
     return "\n".join(lines) + "\n"

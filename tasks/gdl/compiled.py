@@ -80,7 +80,7 @@ class Circuit:
         self.n_rows = g.n_atoms + 2
         self.does_rows = [np.asarray(d, dtype=np.int64) for d in does_rows]
         self.facts = np.array(sorted(g.facts), dtype=np.int64)
-        rules = [(r.head, r.pos, r.neg) for r in g.rules]
+        rules = list(g.rules)
         # Keep only rules that some output depends on.
         by_head: dict[int, list[int]] = {}
         for i, (h, _, _) in enumerate(rules):
@@ -205,12 +205,13 @@ class Circuit:
         """Load (batch, roles) move ids (-1: no move) into the does and move-set rows."""
         b = len(joint)
         for r, rows in enumerate(self.does_rows):
+            if not len(rows):
+                continue
             chosen = joint[:, r]
             valid = chosen >= 0
             onehot = np.zeros((len(rows), b), dtype=bool)
             onehot[chosen[valid], np.flatnonzero(valid)] = True
-            if len(rows):
-                v[rows] = pack(onehot, v.shape[1])
+            v[rows] = pack(onehot, v.shape[1])
             if len(self.moveset_rows[r]):
                 member = self.moveset_tables[r][:, np.where(valid, chosen, 0)] & valid
                 v[self.moveset_rows[r]] = pack(member, v.shape[1])

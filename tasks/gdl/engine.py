@@ -18,7 +18,7 @@ import numpy as np
 
 from tasks.gdl.compiled import Circuit, pack, unpack, words_for
 from tasks.gdl.ground import GROUND_SECONDS, ground_game
-from tasks.gdl.reference import solve_once
+from tasks.gdl.reference import evaluate_by_solving
 from tasks.gdl.terms import canonical
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ State = np.ndarray
 """A boolean vector over ``Engine.fluents``."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Trace:
     """One playout: states s_0..s_k (k+1, fluents) and the joint moves between them (k, roles).
 
@@ -48,15 +48,16 @@ class Trace:
 class Engine:
     """Compiled engine for one game; build it with `Game.engine()`."""
 
-    def __init__(self, game: Game, ground_seconds: float | None = None):
+    def __init__(self, game: Game, ground_seconds: float | None = None, extra_fluents: tuple[str, ...] = ()):
         self.game = game
         g = ground_game(
-            game.to_asp(),
+            game.asp_for_grounding,
             game.name,
             game.static_relations,
             game.grounding_bounded,
             game.role_order,
             GROUND_SECONDS if ground_seconds is None else ground_seconds,
+            extra_fluents,
         )
         self.ground = g
         self.ground_seconds = g.seconds
@@ -206,12 +207,7 @@ class Engine:
         )
         if not known:
             self.fallbacks += 1
-            asp = self.game.to_asp()
-            state_facts = [f"true({f})" for f in fluents]
-            out = _split_derived(solve_once(asp, state_facts))
-            move_facts = [f"does({r},{m})" for r, m in moves.items()]
-            out["next"] = _split_derived(solve_once(asp, state_facts + move_facts))["next"]
-            return out
+            return evaluate_by_solving(self.game.to_asp(), fluents, moves)
         state = np.zeros(len(self.fluents), dtype=bool)
         state[[self._fluent_ix[f] for f in fluents]] = True
         v = self._load(state[None])
@@ -276,8 +272,10 @@ class Engine:
                 break
             joint = np.zeros((n, n_roles), dtype=np.int64)
             for r, (lg, c) in enumerate(zip(legal, counts, strict=True)):
-                k = (rng.random(n) * c).astype(np.int64)  # the k-th legal move, uniformly
-                joint[:, r] = np.argmax(np.cumsum(lg, axis=0) > k, axis=0)
+                _, legal_ids = np.nonzero(lg.T)  # per game (in order), its legal move ids
+                first = np.cumsum(c) - c
+                pick = first + (rng.random(n) * c).astype(np.int64)  # uniform among the c legal
+                joint[:, r] = legal_ids[np.minimum(pick, len(legal_ids) - 1)] if len(legal_ids) else 0
             self._set_moves(v, joint)
             self.circuit.run(v, 1)
             joints.append(joint)
@@ -306,12 +304,3 @@ class Engine:
 
 def _goal_key(value: str) -> tuple[int, int | str]:
     return (0, int(value)) if value.lstrip("-").isdigit() else (1, value)
-
-
-def _split_derived(derived: set[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
-    for a in derived:
-        name = a.split("(", 1)[0]
-        if name in out:
-            out[name].append(a)
-    return {k: sorted(x) for k, x in out.items()}

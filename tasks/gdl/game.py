@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ class Game:
         self.program = program
         self.name = name or Path(program.file).stem
         check(program.rules)
-        self._engine: Engine | None = None
+        self._engines: dict[tuple[str, ...], Engine] = {}
 
     @classmethod
     def from_file(cls, path: str | Path) -> Game:
@@ -79,19 +80,45 @@ class Game:
 
     def to_asp(self) -> str:
         """The rules as a clingo program (conventions in `tasks.gdl.asp`); no state, no moves."""
+        return self._asp
+
+    @cached_property
+    def _asp(self) -> str:
         return program_to_asp(self.rules)
 
-    def engine(self, ground_seconds: float | None = None) -> Engine:
+    @cached_property
+    def asp_for_grounding(self) -> str:
+        """`to_asp` plus projections that shrink the grounding (see `tasks.gdl.asp.rule_to_asp`)."""
+        return program_to_asp(self.rules, project=True)
+
+    def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
+        """Like `Engine.evaluate`, by clingo on this one state, without grounding the whole game.
+
+        Slow per call (a grounding and two solves) but needs no `engine()`: the way to query
+        games whose full grounding exceeds the bound (e.g. asylum).
+        """
+        from tasks.gdl.reference import evaluate_by_solving
+        from tasks.gdl.terms import canonical
+
+        fluents = [canonical(f) for f in true_fluents]
+        moves = {r: canonical(m) for r, m in (does or {}).items()}
+        return evaluate_by_solving(self.to_asp(), fluents, moves)
+
+    def engine(self, ground_seconds: float | None = None, extra_fluents: Iterable[str] = ()) -> Engine:
         """The compiled engine (grounds once on first call, then cached).
 
-        ``ground_seconds`` bounds grounding when the recursion restriction does not hold
-        (default `tasks.gdl.ground.GROUND_SECONDS`); exceeding it raises `GDLError`.
+        ``ground_seconds`` bounds grounding (default `tasks.gdl.ground.GROUND_SECONDS`);
+        exceeding it raises `GDLError`. ``extra_fluents`` widens the compiled fluents beyond the
+        reachable ones (e.g. all fluents of published states), so `Engine.evaluate` needs no
+        clingo fallback for them; the initial state is unchanged. One engine per extra set.
         """
-        if self._engine is None:
-            from tasks.gdl.engine import Engine
+        from tasks.gdl.engine import Engine
+        from tasks.gdl.terms import canonical
 
-            self._engine = Engine(self, ground_seconds)
-        return self._engine
+        key = tuple(sorted({canonical(f) for f in extra_fluents}))
+        if key not in self._engines:
+            self._engines[key] = Engine(self, ground_seconds, key)
+        return self._engines[key]
 
     def clingo_engine(self) -> ClingoEngine:
         """The reference engine: one clingo grounding, one solve per query (slow, simple)."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import clingo
 
 from tasks.gdl.errors import GDLError
-from tasks.gdl.terms import symbol_text
+from tasks.gdl.terms import parse_ground, symbol_text, to_symbol
 
 GROUND_SECONDS = 120.0
 """Default time bound for grounding one game (seconds)."""
@@ -40,11 +40,8 @@ SCAFFOLD = """
 """
 
 
-@dataclass
-class GroundRule:
-    head: int
-    pos: tuple[int, ...]
-    neg: tuple[int, ...]
+GroundRule = tuple[int, tuple[int, ...], tuple[int, ...]]
+"""(head atom, positive body atoms, negative body atoms); plain tuples pickle fast."""
 
 
 @dataclass
@@ -98,14 +95,19 @@ def ground_game(
     bounded: bool,
     role_order: list[str],
     seconds: float = GROUND_SECONDS,
+    extra_fluents: tuple[str, ...] = (),
 ) -> GroundGame:
     """Ground ``asp`` (the game's rules) once, within ``seconds``; see the module docstring.
 
     Grounding runs in a forked child process that ships the ground program back, so a grounding
     that does not terminate (or blows up) is stopped at the bound with a `GDLError` naming the
     game; ``bounded`` (the recursion restriction holds) only changes the wording. Without
-    ``fork`` (not Linux/macOS) it runs in-process, unbounded.
+    ``fork`` (not Linux/macOS) it runs in-process, unbounded. ``extra_fluents`` (canonical
+    text) are made possible too, e.g. fluents of given states that the game cannot reach.
     """
+    if extra_fluents:
+        terms = [str(to_symbol(parse_ground(f))) for f in extra_fluents]
+        asp += "% extra fluents\n" + "".join(f"{{ true({t}) }}.\n" for t in terms)
     args = (asp, name, static_relations, role_order)
     try:
         ctx = mp.get_context("fork")
@@ -181,7 +183,7 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
     inputs = {atoms[f"true({f})"] for f in fluents} | {
         atoms[f"does({r},{m})"] for r, ms in moves_of.items() for m in ms
     }
-    rules = []
+    rules: list[GroundRule] = []
     for choice, head, body in obs.rules:
         if choice:
             if not set(head) <= inputs:
@@ -191,8 +193,8 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
             raise GDLError(name, 0, 0, "unexpected disjunctive/integrity rule in the ground program")
         if head[0] in facts or head[0] in inputs:
             continue
-        rules.append(GroundRule(head[0], tuple(b for b in body if b > 0), tuple(-b for b in body if b < 0)))
-    n_atoms = 1 + max([0, *atoms.values(), *(a for r in rules for a in (r.head, *r.pos, *r.neg))])
+        rules.append((head[0], tuple(b for b in body if b > 0), tuple(-b for b in body if b < 0)))
+    n_atoms = 1 + max([0, *atoms.values(), *(a for h, pos, neg in rules for a in (h, *pos, *neg))])
     return GroundGame(
         roles=roles,
         atoms=atoms,

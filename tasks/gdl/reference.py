@@ -38,12 +38,30 @@ def solve_once(asp: str, facts: list[str]) -> set[str]:
     return derived
 
 
+def evaluate_by_solving(asp: str, fluents: list[str], does: dict[str, str] | None) -> dict[str, list[str]]:
+    """`tasks.gdl.engine.Engine.evaluate` by two clingo solves over just this state.
+
+    legal/goal/terminal come from the state alone and next from the state plus the moves, as
+    in the engines. Grounding only this state's facts is cheap even for games whose full
+    grounding is too big to compile.
+    """
+    state = [f"true({f})" for f in fluents]
+    out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
+    for a in solve_once(asp, state):
+        name = a.split("(", 1)[0]
+        if name in ("legal", "goal", "terminal"):
+            out[name].append(a)
+    moves = [f"does({r},{m})" for r, m in (does or {}).items()]
+    out["next"] = [a for a in solve_once(asp, state + moves) if a.startswith("next(")]
+    return {k: sorted(x) for k, x in out.items()}
+
+
 class ClingoEngine:
     """Same queries as the compiled engine (single states only), answered by clingo solves."""
 
     def __init__(self, game: Game):
         g = ground_game(
-            game.to_asp(), game.name, game.static_relations, game.grounding_bounded, game.role_order
+            game.asp_for_grounding, game.name, game.static_relations, game.grounding_bounded, game.role_order
         )
         self.roles, self.fluents, self.moves = g.roles, g.fluents, g.moves
         t0 = time.perf_counter()
@@ -55,7 +73,7 @@ class ClingoEngine:
                 for a, b in zip(_asp_terms([r] * len(ms)), _asp_terms(ms), strict=True)
             ]
         shows = "\n#show legal/2.\n#show goal/2.\n#show terminal/0.\n#show next/1.\n"
-        self.ctl.add("base", [], game.to_asp() + "\n".join(externals) + shows)
+        self.ctl.add("base", [], game.asp_for_grounding + "\n".join(externals) + shows)
         self.ctl.ground([("base", [])])
         self.ground_seconds = time.perf_counter() - t0
         for sym in self.ctl.symbolic_atoms:
@@ -67,6 +85,7 @@ class ClingoEngine:
             for r, ms in zip(self.roles, self.moves, strict=True)
         ]
         atoms = self.ctl.symbolic_atoms
+        self._text = {a.symbol: symbol_text(a.symbol) for a in atoms if a.symbol.name in _DERIVED}
         self._true_lits = np.array([atoms[x].literal for x in self._true], dtype=np.int64)
         self._does_lits = [np.array([atoms[x].literal for x in d], dtype=np.int64) for d in self._does]
         self._initial = np.zeros(len(self.fluents), dtype=bool)
@@ -87,7 +106,8 @@ class ClingoEngine:
         out: set[str] = set()
 
         def on_model(m: clingo.Model) -> None:
-            out.update(symbol_text(s) for s in m.symbols(shown=True))
+            text = self._text
+            out.update(text[s] if s in text else symbol_text(s) for s in m.symbols(shown=True))
 
         self.ctl.solve(assumptions=assume, on_model=on_model)
         self.solves += 1

@@ -84,6 +84,9 @@ def constant_to_asp(name: str) -> str:
 
 def symbol_text(sym: clingo.Symbol) -> str:
     """Canonical GDL text of a clingo symbol (strings come back unquoted)."""
+    text = str(sym)  # one call into clingo; exact unless a string constant is inside
+    if '"' not in text:
+        return text
     if sym.type == clingo.SymbolType.Number:
         return str(sym.number)
     if sym.type == clingo.SymbolType.String:

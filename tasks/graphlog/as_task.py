@@ -22,7 +22,8 @@ import re
 import numpy as np
 
 from tasks.graphlog.generator import World
-from tasks.graphlog.graphs import GraphSet
+from tasks.graphlog.graphs import GraphSet, QueryGraph
+from tasks.signature import Signature, parse_typ
 from tasks.task import Split, Task, Vocabulary, bool_csr, format_atom, parse_atom
 
 TARGET = "relation"
@@ -61,14 +62,12 @@ def graph_atoms(g: GraphSet, i: int) -> list[str]:
     return atoms + ["query(u, v)"]
 
 
-def world_signature(n_relations: int, classes: list[int]):
+def world_signature(n_relations: int, classes: list[int]) -> Signature:
     """A type signature for the encoding: one type ``node`` whose only constants are ``u`` and ``v``.
 
     Why: the other node names (``n4``) are arbitrary per graph, so a learner that reads constants
     from the signature (the ILP bias) must not put them in rules.
     """
-    from tasks.signature import parse_typ
-
     edges = ", ".join(relation_name(r) for r in range(n_relations))
     targets = ", ".join(target_predicate(r) for r in classes)
     text = f"{edges}, query, {targets} :: node -> node -> bool.\nu, v :: node.\n"
@@ -113,8 +112,6 @@ def decode_split(task: Task, split: Split) -> tuple[GraphSet, list[int]]:
             raise ValueError(f"task {task.name}: target atom {atom!r} is not a GraphLog rel_rK(u, v) atom")
         classes.append(int(m.group(1)))
     parsed = [parse_atom(a) for a in task.background_atoms.names]
-    from tasks.graphlog.graphs import QueryGraph
-
     graphs = []
     for i in range(split.n_examples):
         local: dict[str, int] = {"u": 0, "v": 1}

@@ -201,7 +201,7 @@ def query_graph(
     path: tuple,
     target: int,
     g: WorldGraph,
-    adj: dict[int, list[tuple[int, int]]],
+    adj: dict[int, list[tuple[tuple[int, int], int]]],
     cfg: GeneratorConfig,
     rng: np.random.Generator,
 ) -> QueryGraph:
