@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 
@@ -116,10 +115,3 @@ def register(app: typer.Typer) -> None:
     app.command("select")(select)
     app.command("compare")(compare_command)
     app.add_typer(analyse_app, name="analyse")
-
-
-def html_report(store: str, out: Path, k: int = 10) -> Path:
-    """``orch report --html OUT``: the self-contained page and its PNG figures."""
-    from orchestrator.htmlreport import write_html
-
-    return write_html(ResultStore(store), out, k=k)

@@ -201,7 +201,9 @@ def train_cmd(
         _write(rows, out, errors if as_json else console)
     if as_json:
         extra = {"forgetting": setups.forgetting_curve(rows)} if setup == "continual" else {}
-        typer.echo(json.dumps({"rows": rows, **extra}, indent=2, default=_json_default))
+        typer.echo(
+            json.dumps(_finite({"rows": rows, **extra}), indent=2, default=_json_default, allow_nan=False)
+        )
         return
     _print(rows, setup)
     if setup == "continual":
@@ -212,15 +214,24 @@ def train_cmd(
 
 
 def _json_default(x: object) -> object:
+    return str(x)
+
+
+def _finite(x: object) -> object:
+    """NaN (e.g. "past accuracy" before any past world) as JSON null, so the output is strict JSON."""
     if isinstance(x, float) and math.isnan(x):
         return None
-    return str(x)
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x
 
 
 def _write(rows: list[dict], out: Path, say: Console) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".json":
-        out.write_text(json.dumps(rows, indent=2, default=_json_default) + "\n")
+        out.write_text(json.dumps(_finite(rows), indent=2, default=_json_default, allow_nan=False) + "\n")
     else:
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -43,7 +43,7 @@ def run(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed passed to every job (part of the job id)."),
     repeats: int = typer.Option(
-        1, "--repeats", min=1, help="Repeat each job N times (the repeat index is in the id)."
+        1, "--repeats", min=1, help="Repeat each job N times; repeat r > 0 learns from a seeded 80% subsample of train."
     ),
     budget: str = typer.Option("30m", "--budget", help="Wall-clock budget per predicate (e.g. 30m, 90s)."),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),

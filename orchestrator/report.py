@@ -29,6 +29,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pyarrow.compute as pc
 import typer
@@ -285,13 +286,26 @@ def report_command(
     ),
     sweep: str | None = typer.Option(None, "--sweep", help="Only the jobs of this sweep."),
     split: str = typer.Option("test", "--split", help="Score on test (default) or validate."),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML page (and PNG figures beside it)."
+    ),
+    k: int = typer.Option(10, "--k", min=1, help="Tasks to choose in the HTML page's selection section."),
 ) -> None:
-    """Summarise the results in the store as the IGGP paper's tables (strict scoring)."""
+    """Summarise the results in the store as the IGGP paper's tables (strict scoring).
+
+    With --html OUT: one page with the tables beside the published figures, heatmaps, time-to-solve,
+    GNN curves, predictive power and task selection; the figures are also written as PNG files.
+    """
     try:
         tables = report_tables(
             ResultStore(store), [b.strip() for b in by.split(",") if b.strip()], sweep, split
         )
         typer.echo(render(tables, format), nl=False)
+        if html is not None:
+            from orchestrator.htmlreport import write_html
+
+            out = write_html(ResultStore(store), html, k=k)
+            typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
     except StoreError as e:
         typer.echo(f"error: {scrub(str(e))}", err=True)
         raise typer.Exit(1) from e

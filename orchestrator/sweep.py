@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from learners.base import UnknownLearner, learner_params, spec_for
+from orchestrator import durations
 from tasks.sources import TaskSource
 
 
@@ -85,16 +86,18 @@ def job_id(
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
 def parse_duration(text: str) -> float:
-    """``"30m"`` -> 1800.0; a bare number is seconds. Units: ms, s, m, h, d."""
-    m = _DURATION.match(str(text))
-    if not m:
-        raise SweepError(f"not a duration: {text!r} (examples: 30m, 90s, 1.5h, 2)")
-    return float(m.group(1)) * _UNIT_SECONDS[m.group(2) or "s"]
+    """A job budget: ``"30m"`` -> 1800.0, in the syntax of :func:`orchestrator.durations.parse_duration`.
+
+    Never unlimited: every job of a sweep is stopped at its deadline.
+    """
+    try:
+        seconds = durations.parse_duration(text)
+    except ValueError as e:
+        raise SweepError(f"not a duration: {text!r} (examples: 30m, 90s, 1h30m, 2)") from e
+    if seconds is None:
+        raise SweepError("a sweep's budget must be finite: every job is stopped at its deadline")
+    return seconds
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)

@@ -28,6 +28,7 @@ import select
 import signal
 import socket
 import struct
+import sys
 import time
 import traceback
 from collections import OrderedDict
@@ -276,6 +277,23 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def seed_everything(seed: int, repeat: int) -> None:
+    """Seed Python's, numpy's and (if loaded) torch's global RNGs for one job: its seed and repeat.
+
+    Learners with their own generators should still draw from these, so a job is reproducible.
+    """
+    import random
+
+    import numpy as np
+
+    value = (seed * 1_000_003 + repeat) % 2**32
+    random.seed(value)
+    np.random.seed(value)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(value)
+
+
 def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict]:
     """Learn each job within its budget in a child, then score its best model in another: rows.
 
@@ -294,6 +312,7 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
             blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
             send(("model", i, blob, model.describe(), model.rules()))
 
+        seed_everything(job.seed, job.repeat)
         model = make_learner(job.learner).fit(tasks[i], Budget(job.budget_s), report=ship)
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), model.describe(), model.rules())
 
@@ -411,7 +430,8 @@ class JobRunner:
         for job in jobs:
             try:
                 t0, loads = time.monotonic(), self.cache.loads
-                task = self.cache.get(job).for_predicate(job.predicate)
+                # Repeat r > 0 learns from a seeded 80% subsample of train (variance for orch select).
+                task = self.cache.get(job).for_predicate(job.predicate).resample_train(job.repeat)
                 if self.cache.loads > loads:  # this job paid for loading the task: say so
                     load_s[job.job_id] = time.monotonic() - t0
             except Exception:

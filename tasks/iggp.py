@@ -265,7 +265,7 @@ def task_from_dats(
             name,
             bool_csr(rows[name][0], len(background)),
             bool_csr(rows[name][1], len(targets)),
-            targets.ids(dat.atoms),
+            targets.ids(dict.fromkeys(dat.atoms)),  # ttcc4 lists some atoms twice: score each once
         )
         for name, dat in dats.items()
     }

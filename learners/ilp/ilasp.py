@@ -26,7 +26,8 @@ Beyond the published ILASP*:
   returned program is the better, on the validate split, of the last iteration's hypothesis and a
   best partial cover (clingo maximising training balanced accuracy over consistent *and*
   inconsistent candidate rules, plus the inertia rule and frequent ground facts of
-  :func:`baseline_clauses`) - a sensible answer instead of nothing.
+  :func:`baseline_clauses`) - a sensible answer instead of nothing (or the empty program, when
+  validation says every learned program is worse than predicting nothing).
 
 Budget: the loop stops at ``LOOP_SHARE`` of the budget, one seed's search gets at most
 ``SEARCH_SHARE`` of what is left, and the fallback cover and selection use the rest.
@@ -262,9 +263,12 @@ class IlaspLearner:
         candidates = pool.consistent + pool.partial
         partial_ids = best_partial_cover(candidates, n_pos, n_neg, max(budget.remaining() * 0.5, 0.2))
         fallback = [candidates[i] for i in partial_ids]
-        best = self._select(
-            task, [(hypothesis, status), (fallback, f"{status}; best partial cover")], n_pos, n_neg
-        )
+        options = [
+            (hypothesis, status),
+            (fallback, f"{status}; best partial cover"),
+            ([], f"{status}; empty"),
+        ]
+        best = self._select(task, options, n_pos, n_neg)
         prof.select += time.monotonic() - t
         report(best)
         return best
