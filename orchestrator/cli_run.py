@@ -41,7 +41,7 @@ def run(
     dataset: str | None = typer.Option(
         None, "--dataset", "-d", help="A dataset dir, graphlog:DIR, or bundled (default)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed passed to every job (part of the job id)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every job: seeds its RNGs and is part of the job id."),
     repeats: int = typer.Option(
         1, "--repeats", min=1, help="Repeat each job N times; repeat r > 0 learns from a seeded 80% subsample of train."
     ),

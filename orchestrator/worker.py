@@ -361,14 +361,16 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
         counts: dict[str, int] = {}
         for split, per_predicate in scores.items():
             counts.update(pool(per_predicate.values()).as_dict(f"{split}_"))
-        return "ok", counts
+        curve = getattr(model, "learning_curve", None)  # GNN learners: [{epoch, loss, valid_acc}, ...]
+        return "ok", {"counts": counts, "extra": {"learning_curve": curve} if curve else {}}
 
     scored = run_supervised(len(to_score), score, lambda k: limits.eval_timeout_s, limits.memory_bytes)
     for i, out in zip(to_score, scored, strict=True):
         row = rows[i]
         row["eval_s"], row["finished"] = out.seconds, out.ended
         if out.kind == "ok":
-            row.update(out.payload)
+            row.update(out.payload["counts"])
+            row["extra"].update(out.payload["extra"])
         else:
             reason = out.payload if out.kind in ("error", "oom") else f"{out.kind} (signal {out.signal})"
             row["status"], row["error"] = "error", f"scoring the model failed: {reason}"

@@ -100,6 +100,54 @@ def test_game_evaluate_solves_one_state_without_the_engine(counter):
     assert not game._engines  # no grounding of the whole game happened
 
 
+# Recursion through the state: reach/1 follows a cycle 1-2-3-4-1 (one ground SCC) unless walled.
+MAZE = """
+(role r)
+(edge 1 2) (edge 2 3) (edge 3 4) (edge 4 1) (edge 2 5)
+(init (at 1))
+(<= (reach ?x) (true (at ?x)))
+(<= (reach ?y) (reach ?x) (edge ?x ?y) (not (true (wall ?y))))
+(<= (legal r (go ?y)) (reach ?y) (true (at ?x)) (distinct ?x ?y))
+(legal r (build 2))
+(legal r (build 5))
+(<= (next (wall ?y)) (does r (build ?y)))
+(<= (next (wall ?y)) (true (wall ?y)))
+(<= (next (at ?y)) (does r (go ?y)))
+(<= (next (at ?x)) (true (at ?x)) (does r (build ?y)))
+(<= (goal r 100) (reach 5))
+(<= (goal r 0) (not (reach 5)))
+(<= terminal (true (at 5)))
+"""
+
+
+def test_recursion_over_the_state_matches_clingo_on_every_state():
+    game = Game.from_text(MAZE, "maze.kif")
+    eng, ref = game.engine(), game.clingo_engine()
+    assert any(layer.recursive for phase in eng.circuit.phases for layer in phase)
+    s0 = eng.initial()
+    assert [eng.moves[0][m] for m in eng.legal(s0)[0]] == [
+        "build(2)",
+        "build(5)",
+        "go(2)",
+        "go(3)",
+        "go(4)",
+        "go(5)",
+    ]
+    walled = eng.next(s0, [eng.move_id("r", "build(2)")])
+    assert eng.state_fluents(walled) == ["at(1)", "wall(2)"]
+    assert [eng.moves[0][m] for m in eng.legal(walled)[0]] == ["build(2)", "build(5)"]
+    assert eng.goals(walled) == {"r": 0} and eng.goals(s0) == {"r": 100}
+    n = len(eng.fluents)
+    states = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    legal = eng.legal_batch(states)[0]
+    terminal = eng.terminal_batch(states)
+    for i, state in enumerate(states):
+        assert [int(m) for m in np.flatnonzero(legal[i])] == list(ref.legal(state)[0])
+        assert terminal[i] == ref.terminal(state)
+        joint = [i % len(eng.moves[0])]
+        assert np.array_equal(eng.next(state, joint), ref.next(state, joint))
+
+
 def test_playouts_are_seeded_and_valid(counter):
     eng = counter
     a = eng.playouts(50, max_steps=10, seed=7, batch=16)
@@ -127,7 +175,7 @@ def test_grounding_bound_stops_unrestricted_recursion():
         "(role a)\n(num 0)\n(<= (num (s ?x)) (num ?x))\n(<= (legal a go) (num ?y))\n", "inf.kif"
     )
     assert not game.grounding_bounded
-    with pytest.raises(GDLError, match=r"inf.kif.*grounding did not finish within 1 s"):
+    with pytest.raises(GDLError, match=r"inf.kif:0:0: grounding did not finish within 1 s"):
         game.engine(ground_seconds=1)
 
 

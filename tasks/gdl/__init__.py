@@ -4,9 +4,11 @@ STABLE (others build on these names and signatures; changes will be announced):
     parse_file(path) / parse_text(text, name=, base_dir=) -> Program (rules with file:line:col)
     Game.from_file(path) / Game.from_text(text, name=)     parse + checks (GDLError / GDLWarning)
     game.to_asp() -> str            clingo program of the rules (conventions: tasks.gdl.asp)
-    game.relations, game.static_relations, game.program.skipped / .asserted_distinct
+    game.relations, game.static_relations, game.role_order, game.asp_for_grounding,
+    game.program.skipped / .asserted_distinct
     game.evaluate(fluents, does)    exact, by clingo on that one state (no engine needed)
-    game.engine() -> Engine         ground once (bounded: GROUND_SECONDS), compile; cached
+    game.engine(ground_seconds=None, extra_fluents=()) -> Engine
+                                    ground once (bounded: GROUND_SECONDS), compile; cached
     Engine: roles, fluents, moves, static_atoms, initial(), legal(s), next(s, joint), goals(s),
             terminal(s), evaluate(fluents, does), playouts(n, max_steps, seed, batch) -> [Trace],
             legal_batch / terminal_batch / next_batch, state_fluents(s), state_of(fluents),

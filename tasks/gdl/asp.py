@@ -7,6 +7,8 @@ the same vocabulary as the game (``true(cell(1,2,x))``, ``legal(white,mark(1,2))
 * variables ``?x`` become ``V_x`` (characters clingo does not allow are written ``_xHH``);
 * constants stay when they are clingo identifiers or integers, and are quoted strings otherwise
   (``Knight`` -> ``"Knight"``); `tasks.gdl.terms.symbol_text` prints them back unquoted;
+* capitalised function/relation names get a prefix (``Wknight`` -> ``gdl__Wknight``), removed
+  again by `tasks.gdl.terms.symbol_text`; other names clingo cannot spell are an error;
 * ``(distinct a b)`` becomes ``a != b``; ``(not (distinct a b))`` becomes ``a = b``;
 * ``(not L)`` stays ``not L``; ``(not (or A B))`` becomes ``not A, not B``;
 * ``(not A)`` where A has variables bound nowhere else (read as "no instance of A holds") becomes
@@ -25,7 +27,7 @@ import re
 
 from tasks.gdl.ast import Const, Distinct, Func, Literal, Not, Or, Rule, Term, Var, variables
 from tasks.gdl.errors import GDLError
-from tasks.gdl.terms import IDENT, constant_to_asp
+from tasks.gdl.terms import constant_to_asp, function_name_to_asp
 
 _VAR_CHAR = re.compile(r"[^A-Za-z0-9]")
 
@@ -40,16 +42,18 @@ def term_to_asp(t: Term) -> str:
         return var_name(t.name)
     if isinstance(t, Const):
         return constant_to_asp(t.name)
-    if not IDENT.match(t.name):
+    name = function_name_to_asp(t.name)
+    if name is None:
         raise GDLError.at(t.pos, f"function/relation name {t.name!r} is not expressible in clingo")
-    return f"{t.name}({','.join(term_to_asp(a) for a in t.args)})"
+    return f"{name}({','.join(term_to_asp(a) for a in t.args)})"
 
 
 def atom_to_asp(a: Const | Func) -> str:
     if isinstance(a, Const):
-        if not IDENT.match(a.name):
+        name = function_name_to_asp(a.name)
+        if name is None:
             raise GDLError.at(a.pos, f"relation name {a.name!r} is not expressible in clingo")
-        return a.name
+        return name
     return term_to_asp(a)
 
 

@@ -13,6 +13,9 @@ So the batch is the bit dimension:
   bucket is ``AND_j V[pos[:, j]] & ~OR_j V[neg[:, j]]`` with index arrays (short bodies are
   padded with the always-one / always-zero rows), and the fired rules are ORed into their heads
   with one ``bitwise_or.reduceat`` over rules sorted by head;
+* rules that only ask "which move was chosen" are folded into move-set rows, filled straight
+  from the joint move (`Circuit.set_moves`): breakthrough's 121k frame-axiom instances become
+  128 rules;
 * levels are split in two phases: atoms that do not depend on ``does`` (legal, goal, terminal and
   everything they need) and those that do (``next``); a playout step runs phase one, samples the
   moves, then runs phase two.
@@ -146,7 +149,7 @@ class Circuit:
                 for d in cond_edges.get(int(c), ()):
                     comp_on[d] = True
         on_moves = comp_on[comp]
-        self.move_atoms = {derived[i] for i in np.flatnonzero(on_moves)}
+        self.move_atoms = {derived[i] for i in np.flatnonzero(on_moves)} | self.move_derived
         self.phases: list[list[Layer]] = []
         for phase in (False, True):
             groups: dict[int, list] = {}
@@ -162,59 +165,93 @@ class Circuit:
         self.n_rules = len(rules)
 
     def _group_by_move(self, rules: list) -> list:
-        """Merge rules that differ only in the move they require (see `set_moves`).
+        """Fold the rules that only ask "which move was chosen" into move-set rows (`set_moves`).
 
         Grounding multiplies frame axioms such as ``next(cell(X,Y,C)) :- true(cell(X,Y,C)),
         does(R, move(...)), ...`` by every move: breakthrough has 121k such rules for 128 heads.
-        Rules with the same head and the same other literals whose one ``does`` literal differs
-        become one rule over a *move-set* row: "role r's chosen move is in D".
+        A *move literal* is a ``does`` atom or an atom all of whose rules have a single move
+        literal as body (e.g. a projection ``gdl_proj_K(X) :- does(R, move(X,..))``); its value
+        is "some role's chosen move is in its set", computed directly from the joint move. Rules
+        that agree on everything but one move literal are merged into one rule over the union.
         """
-        does_of = {int(a): (r, m) for r, rows in enumerate(self.does_rows) for m, a in enumerate(rows)}
-        groups: dict[tuple, set[int]] = {}
+        n_roles = len(self.does_rows)
+        sets: dict[int, tuple[frozenset[int], ...]] = {
+            int(a): tuple(frozenset([m]) if q == r else frozenset() for q in range(n_roles))
+            for r, rows in enumerate(self.does_rows)
+            for m, a in enumerate(rows)
+        }
+
+        def union(xs) -> tuple[frozenset[int], ...]:
+            return tuple(frozenset().union(*(x[r] for x in xs)) for r in range(n_roles))
+
+        derived: set[int] = set()
+        changed = True
+        while changed:  # atoms defined only by single-move-literal bodies become move literals
+            changed = False
+            by_head: dict[int, list] = {}
+            for h, pos, neg in rules:
+                by_head.setdefault(h, []).append((pos, neg))
+            for h, bodies in by_head.items():
+                if all(len(pos) == 1 and not neg and pos[0] in sets for pos, neg in bodies):
+                    sets[h] = union([sets[pos[0]] for pos, _ in bodies])
+                    derived.add(h)
+                    changed = True
+            rules = [r for r in rules if r[0] not in derived]
+        groups: dict[tuple, list[int]] = {}
         out = []
         for h, pos, neg in rules:
-            d = [a for a in pos if a in does_of]
-            if len(d) != 1:
+            lits = [a for a in pos if a in sets]
+            if len(lits) != 1:
                 out.append((h, pos, neg))
                 continue
-            r, m = does_of[d[0]]
-            others = tuple(sorted(a for a in pos if a != d[0]))
-            groups.setdefault((h, r, others, tuple(sorted(neg))), set()).add(m)
-        sets: list[dict[frozenset[int], int]] = [{} for _ in self.does_rows]
-        for (h, r, others, neg), moves in groups.items():
-            if len(moves) == 1:
-                atom = int(self.does_rows[r][next(iter(moves))])
+            others = tuple(sorted(a for a in pos if a != lits[0]))
+            groups.setdefault((h, others, tuple(sorted(neg))), []).append(lits[0])
+        rows: dict[tuple[frozenset[int], ...], int] = {}
+        for h in sorted(derived):
+            rows.setdefault(sets[h], h)
+        used = set(derived)
+        for (h, others, neg), lits in groups.items():
+            if len(set(lits)) == 1:
+                atom = lits[0]
             else:
-                key = frozenset(moves)
-                if key not in sets[r]:
-                    sets[r][key] = self.n_rows
+                key = union([sets[a] for a in lits])
+                if key not in rows:
+                    rows[key] = self.n_rows
                     self.n_rows += 1
-                atom = sets[r][key]
+                atom = rows[key]
+                used.add(atom)
             out.append((h, (*others, atom), neg))
-        self.moveset_rows = [np.array(list(ms.values()), dtype=np.int64) for ms in sets]
+        # every derived move literal keeps its own row (it may be an output); merged ones share
+        movesets = [(h, sets[h]) for h in sorted(derived)] + [
+            (row, key) for key, row in rows.items() if row >= self.one + 1 and row in used
+        ]
+        self.moveset_rows_all = np.array([row for row, _ in movesets], dtype=np.int64)
         self.moveset_tables = []
-        for r, ms in enumerate(sets):
-            table = np.zeros((len(ms), len(self.does_rows[r])), dtype=bool)
-            for k, key in enumerate(ms):
-                table[k, list(key)] = True
+        for r in range(n_roles):
+            table = np.zeros((len(movesets), len(self.does_rows[r])), dtype=bool)
+            for k, (_, key) in enumerate(movesets):
+                table[k, list(key[r])] = True
             self.moveset_tables.append(table)
-        self.moveset_rows_all = np.concatenate([np.zeros(0, np.int64), *self.moveset_rows])
+        self.moveset_by_move = [np.ascontiguousarray(t.T) for t in self.moveset_tables]  # moves x sets
+        self.move_derived = derived
         return out
 
     def set_moves(self, v: np.ndarray, joint: np.ndarray) -> None:
         """Load (batch, roles) move ids (-1: no move) into the does and move-set rows."""
-        b = len(joint)
+        b, words = len(joint), v.shape[1]
+        member = np.zeros((b, len(self.moveset_rows_all)), dtype=bool)  # games x move sets
         for r, rows in enumerate(self.does_rows):
             if not len(rows):
                 continue
             chosen = joint[:, r]
             valid = chosen >= 0
-            onehot = np.zeros((len(rows), b), dtype=bool)
-            onehot[chosen[valid], np.flatnonzero(valid)] = True
-            v[rows] = pack(onehot, v.shape[1])
-            if len(self.moveset_rows[r]):
-                member = self.moveset_tables[r][:, np.where(valid, chosen, 0)] & valid
-                v[self.moveset_rows[r]] = pack(member, v.shape[1])
+            onehot = np.zeros((b, len(rows)), dtype=bool)
+            onehot[np.flatnonzero(valid), chosen[valid]] = True
+            v[rows] = pack_games(onehot, words)
+            if member.shape[1]:
+                member[valid] |= self.moveset_by_move[r][chosen[valid]]
+        if member.shape[1]:
+            v[self.moveset_rows_all] = pack_games(member, words)
 
     def clear_moves(self, v: np.ndarray) -> None:
         for rows in self.does_rows:
@@ -266,6 +303,13 @@ def pack(bits: np.ndarray, words: int | None = None) -> np.ndarray:
     out = np.zeros((bits.shape[0], words * 8), dtype=np.uint8)
     out[:, : packed.shape[1]] = packed
     return out.view(np.uint64)
+
+
+def pack_games(bits: np.ndarray, words: int) -> np.ndarray:
+    """`pack` of the transpose: (n games, rows) booleans -> (rows, words) uint64."""
+    out = np.zeros((words * 8, bits.shape[1]), dtype=np.uint8)
+    out[: (bits.shape[0] + 7) // 8] = np.packbits(bits, axis=0, bitorder="little")
+    return np.ascontiguousarray(out.T).view(np.uint64)
 
 
 def unpack(words: np.ndarray, n: int) -> np.ndarray:

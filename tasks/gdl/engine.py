@@ -52,7 +52,7 @@ class Engine:
         self.game = game
         g = ground_game(
             game.asp_for_grounding,
-            game.name,
+            game.program.file,
             game.static_relations,
             game.grounding_bounded,
             game.role_order,
@@ -155,17 +155,17 @@ class Engine:
 
     def legal(self, state: State) -> list[np.ndarray]:
         """Per role, the ids (into ``moves[r]``) of the legal moves."""
-        return [np.flatnonzero(m[0]) for m in self.legal_batch(state[None])]
+        return [np.flatnonzero(m[0]) for m in self.legal_batch(_one(state))]
 
     def next(self, state: State, joint: list[int] | np.ndarray) -> State:
-        return self.next_batch(state[None], np.asarray(joint)[None])[0]
+        return self.next_batch(_one(state), np.asarray(joint)[None])[0]
 
     def terminal(self, state: State) -> bool:
-        return bool(self.terminal_batch(state[None])[0])
+        return bool(self.terminal_batch(_one(state))[0])
 
     def goals(self, state: State) -> dict[str, int | str]:
         """Each role's goal value in ``state`` (roles without one are absent; with several, the highest)."""
-        v = self._load(state[None])
+        v = self._load(_one(state))
         out: dict[str, int | str] = {}
         for role, rows in zip(self.roles, self._goal_rows, strict=True):
             held = [value for value, atom in rows if v[atom, 0] & 1]
@@ -300,6 +300,11 @@ class Engine:
             Trace(all_states[: k + 1, i], all_joints[:k, i], bool(term), bool(stuck))
             for i, (k, term, stuck) in enumerate(zip(ended.tolist(), is_terminal, is_stuck, strict=True))
         ]
+
+
+def _one(state: State) -> np.ndarray:
+    """A single state as a batch of one."""
+    return np.asarray(state, dtype=bool)[None]
 
 
 def _goal_key(value: str) -> tuple[int, int | str]:

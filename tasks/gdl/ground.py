@@ -11,6 +11,8 @@ over-approximation: negation is ignored when deciding what may hold), and likewi
 The same grounding is the program the engines evaluate: a rule instance exists for every
 combination of possible fluents and moves, with facts and static relations already simplified
 away by the grounder. The ground rules are read through `clingo.Control.register_observer`.
+The text grounded is `Game.asp_for_grounding` (the rules with body projections, which keep the
+grounding small: firesheep goes from >120 s to 7 s).
 
 Grounding a program that violates GDL's recursion restriction may not terminate, and grounding
 a big game (chess-like boards, where the over-approximation is large) may take very long; so
@@ -27,9 +29,9 @@ from dataclasses import dataclass, field
 import clingo
 
 from tasks.gdl.errors import GDLError
-from tasks.gdl.terms import parse_ground, symbol_text, to_symbol
+from tasks.gdl.terms import MANGLE, parse_ground, symbol_text, to_symbol
 
-GROUND_SECONDS = 120.0
+GROUND_SECONDS = 300.0
 """Default time bound for grounding one game (seconds)."""
 
 SCAFFOLD = """
@@ -102,7 +104,7 @@ def ground_game(
     Grounding runs in a forked child process that ships the ground program back, so a grounding
     that does not terminate (or blows up) is stopped at the bound with a `GDLError` naming the
     game; ``bounded`` (the recursion restriction holds) only changes the wording. Without
-    ``fork`` (not Linux/macOS) it runs in-process, unbounded. ``extra_fluents`` (canonical
+    ``fork`` (not Linux/macOS), or inside a daemonic worker, it runs in-process, unbounded. ``extra_fluents`` (canonical
     text) are made possible too, e.g. fluents of given states that the game cannot reach.
     """
     if extra_fluents:
@@ -112,6 +114,8 @@ def ground_game(
     try:
         ctx = mp.get_context("fork")
     except ValueError:
+        return _ground(*args)
+    if mp.current_process().daemon:  # daemonic workers (multiprocessing pools) may not fork children
         return _ground(*args)
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, args), daemon=True)
@@ -157,6 +161,11 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
     initial: list[str] = []
     moves_of: dict[str, list[str]] = {}
     static_atoms: list[str] = []
+    # The possible fluents/moves are the heads of the scaffold's choice rules. The grounder also
+    # keeps true/does atoms that occur only in negative literals of recursive rules; no rule
+    # derives them, so they are always false and must not count as possible.
+    chosen = {a for choice, head, _ in obs.rules if choice for a in head}
+    inputs: set[int] = set()
     for sa in ctl.symbolic_atoms:
         sym = sa.symbol
         text = symbol_text(sym)
@@ -164,15 +173,17 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
         if sa.is_fact:
             facts.add(sa.literal)
         args = sym.arguments
-        if sym.name == "true" and len(args) == 1:
+        if sym.name in ("true", "does"):
+            inputs.add(sa.literal)
+        if sym.name == "true" and len(args) == 1 and sa.literal in chosen:
             fluents.append(symbol_text(args[0]))
-        elif sym.name == "does" and len(args) == 2:
+        elif sym.name == "does" and len(args) == 2 and sa.literal in chosen:
             moves_of.setdefault(symbol_text(args[0]), []).append(symbol_text(args[1]))
         elif sym.name == "init" and len(args) == 1:
             if not sa.is_fact:
                 raise GDLError(name, 0, 0, f"init atom {text} is not a fact: init must be static")
             initial.append(symbol_text(args[0]))
-        if sym.name in static_relations and sa.is_fact:
+        if sym.name.removeprefix(MANGLE) in static_relations and sa.is_fact:
             static_atoms.append(text)
     for sa in ctl.symbolic_atoms.by_signature("role", 1):
         roles.append(symbol_text(sa.symbol.arguments[0]))
@@ -180,9 +191,6 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
         raise GDLError(name, 0, 0, "the game declares no role")
     roles = sorted(roles, key=lambda r: (role_order.index(r) if r in role_order else len(role_order), r))
 
-    inputs = {atoms[f"true({f})"] for f in fluents} | {
-        atoms[f"does({r},{m})"] for r, ms in moves_of.items() for m in ms
-    }
     rules: list[GroundRule] = []
     for choice, head, body in obs.rules:
         if choice:

@@ -61,7 +61,11 @@ class ClingoEngine:
 
     def __init__(self, game: Game):
         g = ground_game(
-            game.asp_for_grounding, game.name, game.static_relations, game.grounding_bounded, game.role_order
+            game.asp_for_grounding,
+            game.program.file,
+            game.static_relations,
+            game.grounding_bounded,
+            game.role_order,
         )
         self.roles, self.fluents, self.moves = g.roles, g.fluents, g.moves
         t0 = time.perf_counter()

@@ -26,6 +26,11 @@ _TOKEN = re.compile(r"\s*([(),]|[^\s(),]+)")
 IDENT = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 INTEGER = re.compile(r"(0|-?[1-9][0-9]*)\Z")
 
+MANGLE = "gdl__"
+"""Prefix that makes a capitalised GDL function/relation name (``Wknight``) a clingo identifier."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_UNMANGLE = re.compile(r"(?<![A-Za-z0-9_])gdl__")
+
 # Relations whose last argument the dataset flattens, with how many arguments come before it.
 _FLATTENED_PREFIX = {"true": 0, "next": 0, "init": 0, "base": 0, "legal": 1, "does": 1, "input": 1}
 
@@ -82,19 +87,29 @@ def constant_to_asp(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def function_name_to_asp(name: str) -> str | None:
+    """A function/relation name as a clingo identifier (`MANGLE`-prefixed if capitalised), or None."""
+    if IDENT.match(name):
+        return name
+    if _NAME.match(name):
+        return MANGLE + name
+    return None
+
+
 def symbol_text(sym: clingo.Symbol) -> str:
-    """Canonical GDL text of a clingo symbol (strings come back unquoted)."""
+    """Canonical GDL text of a clingo symbol (strings come back unquoted, names unmangled)."""
     text = str(sym)  # one call into clingo; exact unless a string constant is inside
     if '"' not in text:
-        return text
+        return _UNMANGLE.sub("", text) if MANGLE in text else text
     if sym.type == clingo.SymbolType.Number:
         return str(sym.number)
     if sym.type == clingo.SymbolType.String:
         return sym.string
     if sym.type == clingo.SymbolType.Function:
+        name = sym.name[len(MANGLE) :] if sym.name.startswith(MANGLE) else sym.name
         if not sym.arguments:
-            return sym.name
-        return f"{sym.name}({','.join(symbol_text(a) for a in sym.arguments)})"
+            return name
+        return f"{name}({','.join(symbol_text(a) for a in sym.arguments)})"
     raise ValueError(f"unexpected clingo symbol {sym}")
 
 
@@ -102,7 +117,10 @@ def to_symbol(t: GTerm) -> clingo.Symbol:
     """A ground term as a clingo symbol, consistent with `constant_to_asp`."""
     name, args = t
     if args:
-        return clingo.Function(name, [to_symbol(a) for a in args])
+        fn = function_name_to_asp(name)
+        if fn is None:
+            raise ValueError(f"function name {name!r} is not expressible in clingo")
+        return clingo.Function(fn, [to_symbol(a) for a in args])
     if INTEGER.match(name):
         return clingo.Number(int(name))
     if IDENT.match(name):
