@@ -204,13 +204,17 @@ def check(
         "--solver-fallback",
         help="Check games too big to compile by one clingo solve per example (slow).",
     ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 3 when a game is a known data defect (and nothing worse)."
+    ),
 ) -> None:
     """Evaluate each game's GDL on every published example and compare with the positives.
 
-    Exit status: 0 if every game agrees, 1 if some game disagrees, 2 if none disagrees but some
-    could not be checked (no GDL, or a missing file).
+    Exit status: 1 if some game disagrees; 2 if none disagrees but some could not be checked (no
+    GDL, or a missing file); 0 if every game agrees or is a diagnosed defect of the published data
+    (status data-defect, its diagnosis printed; with --strict those exit 3).
     """
-    from tasks.check import AGREE, check_game, exit_code
+    from tasks.check import AGREE, STATUSES, check_game, exit_code
 
     try:
         ds = _open(dataset)
@@ -233,28 +237,31 @@ def check(
                 progress.advance(bar)
     except _input_errors() as e:
         raise _fail(str(e).strip("'\"")) from None
-    code = exit_code(results)
+    code = exit_code(results, strict=strict)
+    tally = {s: sum(r.status == s for r in results) for s in STATUSES}
     if as_json:
-        typer.echo(
-            json.dumps(
-                {"dataset": ds.root, "exit_code": code, "games": [r.as_dict() for r in results]}, indent=2
-            )
-        )
+        report = {
+            "dataset": ds.root,
+            "exit_code": code,
+            "statuses": tally,
+            "data_defects": {r.game: r.defects for r in results if r.defects},
+            "games": [r.as_dict() for r in results],
+        }
+        typer.echo(json.dumps(report, indent=2))
         raise typer.Exit(code)
     table = Table(title=f"oracle check of {ds.root}")
     for col in ("game", "status", "examples", "agree", "detail"):
         table.add_column(col, justify="right" if col in ("examples", "agree") else "left", overflow="fold")
     for r in results:
         counts = r.counts().values()
-        style = {"agree": "green", "disagree": "red"}.get(r.status, "yellow")
+        style = {"agree": "green", "disagree": "red", "data-defect": "magenta"}.get(r.status, "yellow")
         table.add_row(
             r.game,
             f"[{style}]{r.status}[/{style}]",
             str(sum(c["examples"] for c in counts)),
             str(sum(c["agree"] for c in counts)),
-            "" if r.status == AGREE else r.summary(),
+            "" if r.status == AGREE and not r.notes else r.summary(),
         )
     console.print(table)
-    tally = {s: sum(r.status == s for r in results) for s in ("agree", "disagree", "partial", "unchecked")}
     console.print(", ".join(f"{n} {s}" for s, n in tally.items() if n))
     raise typer.Exit(code)

@@ -10,7 +10,17 @@ from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from tasks import bundled
-from tasks.check import AGREE, DISAGREE, PARTIAL, UNCHECKED, check_dataset, check_game, exit_code
+from tasks.check import (
+    AGREE,
+    DATA_DEFECT,
+    DISAGREE,
+    PARTIAL,
+    UNCHECKED,
+    check_dataset,
+    check_game,
+    exit_code,
+)
+from tasks.data_defects import CORRECTIONS
 from tasks.generate import generate_game
 from tasks.iggp import Dataset, DatFile, UnknownGame, read_dat, write_dat
 
@@ -26,6 +36,90 @@ def test_gdl_reproduces_every_published_example(iggp_dir: Path, game: str) -> No
     assert set(counts) == {"goal", "legal", "next", "terminal"}
     for target, c in counts.items():
         assert c["examples"] > 0 and c["agree"] == c["examples"], (target, c)
+
+
+def test_a_gdl_without_roles_is_checked_with_a_note(iggp_dir: Path) -> None:
+    result = check_game(Dataset(iggp_dir), "scissors_paper_stone")  # says (player p1), no (role p1)
+    assert result.status == AGREE, result.summary()
+    assert result.notes == [
+        "the GDL declares no role: the roles are the players of its legal moves (p1, p2), as the .typ's agents"
+    ]
+    assert "declares no role" in result.summary()
+
+
+def test_atoms_sections_from_an_older_typ_are_a_diagnosed_data_defect(iggp_dir: Path) -> None:
+    result = check_game(Dataset(iggp_dir), "dont_touch")  # its .typ says pos 1..8, its sections 1..4
+    assert result.status == DATA_DEFECT, result.summary()
+    assert all(c["agree"] == c["examples"] > 0 for c in result.counts().values())
+    assert {s.file.split("_")[2] for s in result.sections} == {"legal", "next"}
+    assert all(s.section == "atoms" and s.only_regenerated and not s.only_published for s in result.sections)
+    assert len(result.defects) == 2 and all("use 5, 6, 7, 8" in d for d in result.defects)
+    assert exit_code([result]) == 0 and exit_code([result], strict=True) == 3
+
+
+def test_an_atoms_section_that_is_not_an_older_typ_still_disagrees(generated: Path) -> None:
+    for split in ("train", "validate", "test"):  # one atom gone, whose constants other atoms use
+        path = generated / "data" / split / f"race_legal_{split}.dat"
+        dat = read_dat(path)
+        write_dat(path, DatFile(dat.atoms[1:], dat.statics, dat.examples))
+    result = check_game(Dataset(generated), "race")
+    assert result.status == DISAGREE and not result.defects
+    assert [(s.only_regenerated, s.diagnosis) for s in result.sections] == [([dat.atoms[0]], None)] * 3
+
+
+def test_atoms_sections_that_differ_between_split_files_are_a_data_defect(generated: Path) -> None:
+    path = generated / "data" / "train" / "race_legal_train.dat"
+    dat = read_dat(path)
+    write_dat(path, DatFile(dat.atoms + dat.atoms[:1], dat.statics, dat.examples))  # an atom listed twice
+    result = check_game(Dataset(generated), "race")
+    assert result.status == DATA_DEFECT and "differ or repeat atoms" in result.defects[0]
+
+
+def _firesheep_sample(iggp_dir: Path, root: Path, per_split: int = 25) -> Path:
+    """A small copy of firesheep: a few examples per file, and three kills per next file."""
+    (root / "games").mkdir(parents=True)
+    (root / "types").mkdir()
+    (root / "games" / "firesheep.txt").write_text((iggp_dir / "games" / "firesheep.txt").read_text())
+    (root / "types" / "firesheep.typ").write_text((iggp_dir / "types" / "firesheep.typ").read_text())
+    for split in ("train", "validate", "test"):
+        (root / "data" / split).mkdir(parents=True)
+        for target in ("goal", "legal", "next", "terminal"):
+            dat = read_dat(iggp_dir / "data" / split / f"firesheep_{target}_{split}.dat")
+            kills = [e for e in dat.examples if any(a.startswith("does_kill(") for a in e[0])]
+            others = [e for e in dat.examples if e not in kills]
+            sample = DatFile(dat.atoms, dat.statics, others[:per_split] + kills[:3])
+            write_dat(root / "data" / split / f"firesheep_{target}_{split}.dat", sample)
+    return root
+
+
+def test_firesheep_kills_are_a_verified_data_defect(iggp_dir: Path, tmp_path: Path) -> None:
+    """The data never applies kill: the published GDL misses those examples, the corrected one none."""
+    result = check_game(Dataset(_firesheep_sample(iggp_dir, tmp_path)), "firesheep")
+    assert result.status == DATA_DEFECT, result.summary()
+    (next_split, *_) = [s for s in result.splits if s.target == "next" and s.split == "train"]
+    assert next_split.examples - next_split.agree == next_split.corrected == 3
+    assert result.first_difference.atom.startswith("next_") and "kill" in result.defects[0]
+    assert result.as_dict()["targets"]["next"]["train"]["agree_corrected"] == 3
+
+
+def test_a_correction_that_does_not_explain_every_example_leaves_a_disagreement(
+    iggp_dir: Path, tmp_path: Path
+) -> None:
+    root = _firesheep_sample(iggp_dir, tmp_path, per_split=5)
+    path = root / "data" / "test" / "firesheep_next_test.dat"
+    dat = read_dat(path)
+    background, positives = dat.examples[0]
+    dat.examples[0] = (background, positives[1:])  # a difference no correction explains
+    write_dat(path, dat)
+    result = check_game(Dataset(root), "firesheep")
+    assert result.status == DISAGREE and not result.defects
+    assert any("leaves 1 examples disagreeing" in n for n in result.notes), result.notes
+
+
+def test_every_correction_applies_to_its_published_gdl_exactly_once(iggp_dir: Path) -> None:
+    for game, correction in CORRECTIONS.items():
+        text = (iggp_dir / "games" / f"{game}.txt").read_text()
+        assert correction.apply(text) != text
 
 
 def test_games_without_gdl_are_unchecked_not_agreeing(iggp_dir: Path) -> None:
@@ -108,6 +202,17 @@ def test_cli_check_json_and_exit_codes(iggp_dir: Path) -> None:
         app, ["games", "check", "--dataset", str(iggp_dir), "--games", "buttons_and_lights,coins"]
     )
     assert res.exit_code == 2 and "unchecked" in res.stdout
+    res = runner.invoke(
+        app, ["games", "check", "--dataset", str(iggp_dir), "--games", "dont_touch", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["statuses"]["data-defect"] == 1 and len(report["data_defects"]["dont_touch"]) == 2
+    assert report["games"][0]["sections"][0]["diagnosis"].startswith("equals ground")
+    res = runner.invoke(
+        app, ["games", "check", "--dataset", str(iggp_dir), "--games", "dont_touch", "--strict"]
+    )
+    assert res.exit_code == 3 and "data-defect" in res.stdout
     res = runner.invoke(app, ["games", "check", "--dataset", str(iggp_dir), "--games", "buttons_and_light"])
     assert res.exit_code == 1 and "did you mean buttons_and_lights" in res.stderr
 
@@ -135,43 +240,39 @@ def test_cli_list_and_generate(tmp_path: Path) -> None:
 
 # What the full published dataset (40 games) gives, game by game, and why (see tasks/check.py).
 NO_GDL = {"coins", "fizzbuzz", "gt_centipede", "horseshoe", "hunter", "lightboard", "untwisty_corridor"}
-# GDL the compiled engine cannot use: no role facts (minimal_decay, scissors_paper_stone), or a
-# grounding over its 120 s bound on a loaded machine (asylum; with --solver-fallback it agrees).
-ENGINE_REFUSES = {"minimal_decay", "scissors_paper_stone", "asylum"}
-# Every example agrees, but the published atoms: sections are a subset of ground(Σ, target) from the
-# published .typ (the .typ files gained constants after the data was generated).
-ATOMS_SUBSET = {"dont_touch", "hexforthree", "knights_tour", "ttcc4"}
-# The published GDL names the move place_pilgrim_action; the data has place_pilgrim.
-RENAMED_MOVE = {"pilgrimage"}
-# firesheep's own relation next_at flattens like next(at(..)): the authors' positives include it.
-NEXT_AT_CLASH = {"firesheep"}
+# Every example agrees; the atoms: sections were generated from a .typ lacking some constants.
+ATOMS_FROM_OLDER_TYP = {"dont_touch", "hexforthree", "knights_tour"}
+# Examples that agree only under the known correction of the GDL (tasks/data_defects.py).
+CORRECTED = {"firesheep": "next", "pilgrimage": "legal"}
+# No role facts: the roles come from the legal moves, with a note.
+NO_ROLES = {"minimal_decay", "scissors_paper_stone"}
 
 
 @pytest.mark.slow
 def test_every_published_game_with_gdl_agrees(iggp_dir: Path) -> None:
-    for r in check_dataset(iggp_dir):
-        counts = r.counts().values()
-        every_example_agrees = all(c["agree"] == c["examples"] for c in counts)
-        if r.game in NO_GDL:
-            assert r.status == UNCHECKED and "no GDL file" in r.reason, r.game
-        elif r.game in ENGINE_REFUSES:
-            assert r.status in (UNCHECKED, AGREE), (r.game, r.summary())
-        elif r.game in ATOMS_SUBSET:
-            assert r.status == DISAGREE and every_example_agrees, (r.game, r.summary())
-            assert {s.section for s in r.sections} == {"atoms"}, r.game
-            assert all(s.only_regenerated and not s.only_published for s in r.sections), r.game
-        elif r.game in NEXT_AT_CLASH:
-            if r.status != UNCHECKED:  # its grounding can pass the engine's 120 s bound when loaded
-                first = r.first_difference
-                assert (
-                    r.status == DISAGREE and first.kind == "missing" and first.atom.startswith("next_at(")
-                ), r.summary()
-                assert all(c["agree"] == c["examples"] for t, c in r.counts().items() if t != "next")
-        elif r.game in RENAMED_MOVE:
-            assert r.status == DISAGREE and "place_pilgrim" in str(r.first_difference), r.summary()
-            assert not r.sections
+    results = {r.game: r for r in check_dataset(iggp_dir)}
+    assert len(results) == 40
+    for game, r in results.items():
+        counts = r.counts()
+        as_published = all(c["agree"] == c["examples"] for c in counts.values())
+        if game in NO_GDL:
+            assert r.status == UNCHECKED and "no GDL file" in r.reason, game
+            continue
+        assert all(c["examples"] > 0 for c in counts.values()), game
+        if game in ATOMS_FROM_OLDER_TYP:
+            assert r.status == DATA_DEFECT and as_published, (game, r.summary())
+            assert {s.section for s in r.sections} == {"atoms"} and all(s.diagnosis for s in r.sections)
+            assert all("without the atoms that use" in d for d in r.defects), r.defects
+        elif game in CORRECTED:
+            assert r.status == DATA_DEFECT and not r.sections, (game, r.summary())
+            for target, c in counts.items():
+                wrong = sum(s.examples - s.agree for s in r.splits if s.target == target)
+                fixed = sum(s.corrected for s in r.splits if s.target == target)
+                assert wrong == fixed and (wrong > 0) == (target == CORRECTED[game]), (game, target, c)
+        elif game == "ttcc4":  # a published file is missing, and its atoms sections differ per split
+            assert r.status == PARTIAL and "ttcc4_legal_train.dat" in r.reason, r.summary()
+            assert as_published and all("differ or repeat atoms" in d for d in r.defects), r.defects
         else:
-            assert r.status == AGREE, (r.game, r.summary())
-            assert sum(c["examples"] for c in counts) > 0
-    ttcc4 = check_game(Dataset(iggp_dir), "ttcc4")
-    assert "ttcc4_legal_train.dat" in ttcc4.reason  # the published file is missing
+            assert r.status == AGREE, (game, r.summary())
+            assert bool(r.notes) == (game in NO_ROLES), (game, r.notes)
+    assert exit_code(list(results.values())) == 2  # the .pl-only games and ttcc4 cannot be checked

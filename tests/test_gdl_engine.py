@@ -242,3 +242,16 @@ def test_evaluate_outside_the_compiled_fluents_uses_clingo(iggp_dir):
     assert eng.fallbacks == 1
     expected = solve_once(eng.game.to_asp(), [f"true({f})" for f in fluents])
     assert {a for atoms in got.values() for a in atoms} == expected
+
+
+def test_roles_are_inferred_from_legal_when_no_role_is_declared():
+    text = "(player b)\n(player a)\n(<= (legal ?p go) (player ?p))\n(init (t 0))\n(<= (next (t 1)) (does a go))\n"
+    game = Game.from_text(text, "noroles.kif")
+    with pytest.warns(
+        GDLWarning, match=r"no \(role \.\.\.\) facts; roles taken from the legal moves: \['a', 'b'\]"
+    ):
+        eng = game.engine()
+    assert eng.roles == ["a", "b"]
+    assert eng.state_fluents(eng.next(eng.initial(), [0, 0])) == ["t(1)"]
+    with pytest.raises(GDLError, match="declares no role"):
+        Game.from_text("(init (t 0))\n", "empty.kif").engine()

@@ -188,7 +188,7 @@ class Search:
             const_vars.setdefault(theta[v], []).append(v)
         linked = sorted({i for v in existing for i in bottom.by_const.get(theta[v], [])})
         ground = [i for i, d in enumerate(bottom.dynamic) if d]
-        linked.sort(key=lambda i: not bottom.dynamic[i])  # fluents before statics (there are fewer)
+        linked = _round_robin(linked, bottom)  # every predicate early, fluents first (there are fewer)
         max_vars = len(c.head_args) + self.s.max_vars
         for i in dict.fromkeys(linked + ground):
             pred, consts = bottom.atoms[i]
@@ -417,3 +417,16 @@ def _closer_to_safe(node: Node) -> tuple:
     bound = node.clause.bound()
     unbound = sum(1 for a in node.clause.head_args if isinstance(a, int) and a not in bound)
     return -round(node.score, 9), unbound, node.clause.length
+
+
+def _round_robin(atoms: list[int], bottom: Bottom) -> list[int]:
+    """Bottom atoms interleaved by predicate (fluents first), so that a per-node cap on tested
+    candidates never starves a predicate with few atoms behind one with hundreds."""
+    by_pred: dict[str, list[int]] = {}
+    for i in sorted(atoms, key=lambda i: not bottom.dynamic[i]):
+        by_pred.setdefault(bottom.atoms[i][0], []).append(i)
+    queues = list(by_pred.values())
+    out: list[int] = []
+    for k in range(max((len(q) for q in queues), default=0)):
+        out += [q[k] for q in queues if k < len(q)]
+    return out

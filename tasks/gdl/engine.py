@@ -11,12 +11,14 @@ move is known and falls back to a one-off clingo solve otherwise (counted in ``f
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tasks.gdl.compiled import Circuit, pack, unpack, words_for
+from tasks.gdl.errors import GDLWarning
 from tasks.gdl.ground import GROUND_SECONDS, ground_game
 from tasks.gdl.reference import evaluate_by_solving
 from tasks.gdl.terms import canonical
@@ -60,6 +62,12 @@ class Engine:
             extra_fluents,
         )
         self.ground = g
+        if g.roles_inferred:
+            warnings.warn(
+                f"{game.program.file}: no (role ...) facts; roles taken from the legal moves: {g.roles}",
+                GDLWarning,
+                stacklevel=3,
+            )
         self.ground_seconds = g.seconds
         self.roles: list[str] = g.roles
         self.fluents: list[str] = g.fluents

@@ -65,6 +65,8 @@ class GroundGame:
     seconds: float
     n_atoms: int = 0
     static_atoms: list[str] = field(default_factory=list)
+    roles_inferred: bool = False
+    """No ``role`` facts: the roles are the first arguments of the possible ``legal`` atoms."""
 
 
 class _Collect:
@@ -187,8 +189,11 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
             static_atoms.append(text)
     for sa in ctl.symbolic_atoms.by_signature("role", 1):
         roles.append(symbol_text(sa.symbol.arguments[0]))
+    roles_inferred = not roles and bool(moves_of)
+    if roles_inferred:  # scissors_paper_stone says (player p1): take the roles that have moves
+        roles = sorted(moves_of)
     if not roles:
-        raise GDLError(name, 0, 0, "the game declares no role")
+        raise GDLError(name, 0, 0, "the game declares no role (and no legal moves to infer them from)")
     roles = sorted(roles, key=lambda r: (role_order.index(r) if r in role_order else len(role_order), r))
 
     rules: list[GroundRule] = []
@@ -214,4 +219,5 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
         seconds=time.perf_counter() - t0,
         n_atoms=n_atoms,
         static_atoms=sorted(static_atoms),
+        roles_inferred=roles_inferred,
     )
