@@ -200,9 +200,10 @@ def check(
     ),
     as_json: bool = typer.Option(False, "--json", help="Per-game, per-target agreement counts as JSON."),
     solver_fallback: bool = typer.Option(
-        False,
-        "--solver-fallback",
-        help="Check games too big to compile by one clingo solve per example (slow).",
+        True,
+        "--solver-fallback/--no-solver-fallback",
+        help="Check a game whose grounding exceeds the engine's bound by one clingo solve per example "
+        "(slow, noted in its detail) instead of leaving it unchecked.",
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Exit 3 when a game is a known data defect (and nothing worse)."
