@@ -20,8 +20,10 @@ from pathlib import Path
 
 import psutil
 
-from bench.common import iggp_dir, print_table
-from orchestrator.store import ResultStore
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import iggp_dir, print_table  # noqa: E402
+from orchestrator.store import ResultStore  # noqa: E402
 
 
 def main() -> None:

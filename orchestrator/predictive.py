@@ -143,7 +143,7 @@ class PredictivePower:
     joint_actions: int
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
 
 
 def predictive_power(legal_model, next_model, legal_task: Task, next_task: Task, split: str = "test") -> PredictivePower:
