@@ -24,7 +24,7 @@ Data defects are never assumed, always verified on the data:
   they were generated from a ``.typ`` lacking constants the published one declares. No rule
   regenerates those sections from GDL plus ``.typ``: restricting ground(Σ, p) to the atoms the GDL
   can derive fits dont_touch but not knights_tour (its GDL derives ``goal(robot, 100)``, missing
-  from the section, and not 21 goal values the section keeps), and ttcc4's three split files of
+  from the section, and not 22 goal values the section keeps), and ttcc4's three split files of
   one target carry three different sections. So the rule stays plain ground(Σ, p), as the
   generator (:mod:`tasks.generate`) writes it, and every other game's sections equal it.
 
@@ -467,7 +467,7 @@ def _diagnose_atoms(published: dict[str, list[str]], ground: list[str]) -> str |
       use (dont_touch: pos 5..8; knights_tour, hexforthree: 100): the ``.typ`` the data was
       generated with lacked those constants there, the published ``.typ`` declares them.
       (Restricting ground(Σ, p) to what the GDL can produce does not explain these: knights_tour's
-      GDL reaches ``goal(robot, 100)``, and drops 21 goal values its sections keep.)
+      GDL reaches ``goal(robot, 100)``, and not 22 goal values its sections keep.)
     """
     sets = {f: set(a) for f, a in published.items()}
     if len({frozenset(s) for s in sets.values()}) > 1 or any(

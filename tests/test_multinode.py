@@ -86,5 +86,7 @@ def _spread_and_lose_a_node(ray, cluster, tmp_path):
     rows = [r for f in files for r in pq.read_table(f).to_pylist()]
     assert sorted(r["job_id"] for r in rows) == sorted(j.job_id for j in jobs)  # each exactly once
     assert {r["status"] for r in rows} == {"ok"}
-    assert len({r["node"] for r in rows}) == 3  # every node ran jobs (the lost one before it went)
+    # Jobs spread over the nodes. Usually all three run some (the lost one before it went), but on a loaded
+    # machine the lost node may not have taken a job yet when it is removed, so two is the firm bar.
+    assert len({r["node"] for r in rows}) >= 2
     assert result.lost_actors >= 1
