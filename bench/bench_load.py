@@ -53,7 +53,9 @@ def main() -> None:
     rows = [
         measure("orch Task (interned, CSR)", lambda: ds.load_task("farming", "next")),
         measure("reference: sets of strings", lambda: load_as_sets(ds, "farming", "next")),
-        measure("parse only (read_dat x3)", lambda: [read_dat(p) for p in ds.files("farming", "next").values()]),
+        measure(
+            "parse only (read_dat x3)", lambda: [read_dat(p) for p in ds.files("farming", "next").values()]
+        ),
     ]
     task = ds.load_task("farming", "next")
     print_table(rows, args.json, title=f"farming_next: {task.describe()}")

@@ -41,7 +41,10 @@ def print_table(rows: list[dict], as_json: bool = False, title: str | None = Non
         print("(no rows)")
         return
     cols = list(rows[0])
-    text = [[f"{r.get(c, ''):.3f}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols] for r in rows]
+    text = [
+        [f"{r.get(c, ''):.3f}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols]
+        for r in rows
+    ]
     widths = [max(len(c), *(len(t[i]) for t in text)) for i, c in enumerate(cols)]
     print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
     print("  ".join("-" * w for w in widths))

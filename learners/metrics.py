@@ -50,7 +50,12 @@ class Counts:
         return self.fp == 0 and self.fn == 0
 
     def as_dict(self, prefix: str = "") -> dict[str, int]:
-        return {f"{prefix}tp": self.tp, f"{prefix}fp": self.fp, f"{prefix}tn": self.tn, f"{prefix}fn": self.fn}
+        return {
+            f"{prefix}tp": self.tp,
+            f"{prefix}fp": self.fp,
+            f"{prefix}tn": self.tn,
+            f"{prefix}fn": self.fn,
+        }
 
 
 def balanced_accuracy(tp: int, fp: int, tn: int, fn: int) -> float:
@@ -83,7 +88,9 @@ def count(task: Task, split: Split, predictions: np.ndarray | sp.spmatrix) -> di
     """
     n, m = split.n_examples, len(task.target_atoms)
     if predictions.shape != (n, m):
-        raise ValueError(f"predictions have shape {predictions.shape}, expected {(n, m)} for {task.name}/{split.name}")
+        raise ValueError(
+            f"predictions have shape {predictions.shape}, expected {(n, m)} for {task.name}/{split.name}"
+        )
     # The atoms: section is a set; some published files list an atom twice (ttcc4), score it once.
     cand = np.unique(np.asarray(split.candidates, dtype=np.int64))
     labels = split.positives[:, cand]

@@ -37,7 +37,9 @@ def select(
     chosen = [m.strip() for m in metrics.split(",") if m.strip()]
     bad = [m for m in chosen if m not in METRICS]
     if bad:
-        raise typer.BadParameter(f"unknown metric(s) {bad}; choose from {list(METRICS)}", param_hint="--metrics")
+        raise typer.BadParameter(
+            f"unknown metric(s) {bad}; choose from {list(METRICS)}", param_hint="--metrics"
+        )
     runs = complete_runs(runs_from_store(ResultStore(store), sweep))
     learners = sorted({r["learner"] for r in runs})
     if len(learners) < 2:
@@ -47,13 +49,24 @@ def select(
     sel = greedy_select(table, k)
     check = check_selection(table, sel, samples=samples)
     rows = [
-        {"rank": i + 1, "task": t, "cumulative_gain": round(g, 4), "single_gain": round(sel.single_gain[t], 4)}
+        {
+            "rank": i + 1,
+            "task": t,
+            "cumulative_gain": round(g, 4),
+            "single_gain": round(sel.single_gain[t], 4),
+        }
         for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
     ]
     result = {
-        "learners": learners, "tasks": len(table.tasks), "metrics": chosen, "max_gain": sel.max_gain,
-        "min_runs": int(table.repeats.min()), "selected": rows, "kendall_tau": check.tau_selected,
-        "random_tau_mean": check.tau_random_mean, "random_tau_std": check.tau_random_std,
+        "learners": learners,
+        "tasks": len(table.tasks),
+        "metrics": chosen,
+        "max_gain": sel.max_gain,
+        "min_runs": int(table.repeats.min()),
+        "selected": rows,
+        "kendall_tau": check.tau_selected,
+        "random_tau_mean": check.tau_random_mean,
+        "random_tau_std": check.tau_random_std,
     }
     if as_json:
         typer.echo(json.dumps(result, indent=2))
@@ -73,7 +86,9 @@ def compare_command(
     a: str = typer.Argument(..., help="First side: LEARNER or LEARNER@SWEEP."),
     b: str = typer.Argument(..., help="Second side: LEARNER or LEARNER@SWEEP."),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store of side A (and B)."),
-    store_b: str | None = typer.Option(None, "--store-b", help="A second store for side B (another version)."),
+    store_b: str | None = typer.Option(
+        None, "--store-b", help="A second store for side B (another version)."
+    ),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
     all_tasks: bool = typer.Option(False, "--all", help="List ties too, not only wins and losses."),
 ) -> None:
@@ -84,8 +99,9 @@ def compare_command(
     typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
 
 
-analyse_app = typer.Typer(help="Analyses computed from the store (and the data) and stored back into it.",
-                          no_args_is_help=True)
+analyse_app = typer.Typer(
+    help="Analyses computed from the store (and the data) and stored back into it.", no_args_is_help=True
+)
 
 
 @analyse_app.command("predictive")

@@ -122,15 +122,21 @@ def generate(
         None, "--types", "-t", help="The type signature (default: GAME.typ beside GAME.txt)."
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (published layout)."),
-    all_bundled: bool = typer.Option(False, "--all", help="Generate every bundled game."),
+    all_bundled: bool = typer.Option(False, "--all", help="Generate every bundled game (in parallel, on Ray)."),
     episodes: int = typer.Option(1000, "--episodes", min=1, help="Random episodes per game."),
     steps: int = typer.Option(100, "--steps", min=1, help="Maximum joint moves per episode."),
     seed: int = typer.Option(0, "--seed", help="Seed of the playouts and of the 4:1:1 split."),
+    local: bool = typer.Option(False, "--local", help="With --all: one game after another in this process."),
+    address: str | None = typer.Option(None, "--address", help="With --all: a Ray cluster (default: local)."),
+    num_cpus: int | None = typer.Option(None, "--num-cpus", help="With --all: CPUs of the local Ray."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
-    """Generate IGGP tasks from GDL by random playouts (Algorithm 1) into OUT."""
+    """Generate IGGP tasks from GDL by random playouts (Algorithm 1) into OUT.
+
+    One game runs here with a progress bar. --all fans the bundled games out over Ray simulator
+    tasks (one supervised process per game, so a broken game fails alone) unless --local.
+    """
     from tasks import bundled
-    from tasks.generate import generate_game
 
     try:
         if all_bundled == (game is not None):
@@ -139,42 +145,61 @@ def generate(
             jobs = [(bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()]
         else:
             jobs = [_resolve(game, types)]
-        summaries = []
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=errors,
-            disable=as_json,
-        ) as progress:
-            for game_file, types_file in jobs:
-                bar = progress.add_task(game_file.stem, total=episodes)
-                summary = generate_game(
-                    game_file,
-                    types_file,
-                    out,
-                    episodes,
-                    steps,
-                    seed,
-                    progress=lambda k, bar=bar: progress.advance(bar, k),
-                )
-                summaries.append(summary)
+        if all_bundled and not local:
+            summaries = _generate_on_ray(jobs, out, episodes, steps, seed, address, num_cpus)
+        else:
+            summaries = _generate_here(jobs, out, episodes, steps, seed, as_json)
     except _input_errors() as e:
         raise _fail(str(e).strip("'\"")) from None
     if as_json:
-        typer.echo(json.dumps([s.as_dict() for s in summaries], indent=2))
-        return
-    table = Table(title=f"generated into {out}")
-    for col in ("game", "states", "transitions", "goal", "legal", "next", "terminal", "seconds"):
-        table.add_column(col, justify="left" if col == "game" else "right")
-    for s in summaries:
-        cells = [
-            "/".join(str(s.counts[t][sp]) for sp in ("train", "validate", "test"))
-            for t in ("goal", "legal", "next", "terminal")
-        ]
-        table.add_row(s.game, str(s.distinct_states), str(s.distinct_transitions), *cells, f"{s.seconds:.1f}")
-    console.print(table)
+        typer.echo(json.dumps(summaries, indent=2))
+    else:
+        table = Table(title=f"generated into {out}")
+        for col in ("game", "status", "states", "transitions", "goal", "legal", "next", "terminal", "seconds"):
+            table.add_column(col, justify="left" if col in ("game", "status") else "right")
+        for s in summaries:
+            counts = s.get("counts") or {}
+            cells = [
+                "/".join(str(counts[t][sp]) for sp in ("train", "validate", "test")) if t in counts else "-"
+                for t in ("goal", "legal", "next", "terminal")
+            ]
+            table.add_row(s["game"], s["status"], str(s.get("distinct_states", "-")),
+                          str(s.get("distinct_transitions", "-")), *cells, str(s.get("seconds", "-")))  # fmt: skip
+        console.print(table)
+        for s in summaries:
+            if s["status"] != "ok":
+                errors.print(f"[red]{s['game']}: {s['status']}[/red]: {s.get('error')}")
+    if any(s["status"] != "ok" for s in summaries):
+        raise typer.Exit(1)
+
+
+def _bar(disable: bool) -> Progress:
+    """The progress bar every long ``orch games`` command shows (on stderr; off with --json)."""
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=errors, disable=disable,
+    )  # fmt: skip
+
+
+def _generate_here(jobs, out: Path, episodes: int, steps: int, seed: int, quiet: bool) -> list[dict]:
+    from tasks.generate import generate_game
+
+    summaries = []
+    with _bar(quiet) as progress:
+        for game_file, types_file in jobs:
+            bar = progress.add_task(game_file.stem, total=episodes)
+            summary = generate_game(game_file, types_file, out, episodes, steps, seed,
+                                    progress=lambda k, bar=bar: progress.advance(bar, k))  # fmt: skip
+            summaries.append({"status": "ok", "error": None, **summary.as_dict()})
+    return summaries
+
+
+def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, address, num_cpus) -> list[dict]:
+    from orchestrator.generation import generate_games
+
+    errors.print(f"generating {len(jobs)} games on Ray ({address or 'local'})")
+    return generate_games([(str(g), str(t)) for g, t in jobs], str(out), episodes=episodes, steps=steps,
+                          seed=seed, address=address, num_cpus=num_cpus)  # fmt: skip
 
 
 def _resolve(game: str, types: Path | None) -> tuple[Path, Path]:
@@ -223,14 +248,7 @@ def check(
         for g in names:
             ds.check_game(g)
         results = []
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=errors,
-            disable=as_json,
-        ) as progress:
+        with _bar(as_json) as progress:
             bar = progress.add_task("checking", total=len(names))
             for g in names:
                 progress.update(bar, description=f"checking {g}")

@@ -41,9 +41,14 @@ def run(
     dataset: str | None = typer.Option(
         None, "--dataset", "-d", help="A dataset dir, graphlog:DIR, or bundled (default)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of every job: seeds its RNGs and is part of the job id."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of every job: seeds its RNGs and is part of the job id."
+    ),
     repeats: int = typer.Option(
-        1, "--repeats", min=1, help="Repeat each job N times; repeat r > 0 learns from a seeded 80% subsample of train."
+        1,
+        "--repeats",
+        min=1,
+        help="Repeat each job N times; repeat r > 0 learns from a seeded 80% subsample of train.",
     ),
     budget: str = typer.Option("30m", "--budget", help="Wall-clock budget per predicate (e.g. 30m, 90s)."),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),

@@ -56,8 +56,14 @@ class Comparison:
 
     def summary(self) -> dict:
         return {
-            "a": self.a, "b": self.b, "tasks": len(self.rows), "a_wins": self.wins, "b_wins": self.losses,
-            "ties": self.ties, "only_a": self.only_a, "only_b": self.only_b,
+            "a": self.a,
+            "b": self.b,
+            "tasks": len(self.rows),
+            "a_wins": self.wins,
+            "b_wins": self.losses,
+            "ties": self.ties,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
         }
 
 
@@ -72,6 +78,17 @@ def compare(a: Side, b: Side, tie: float = 1e-9) -> Comparison:
         wins += outcome == "win"
         losses += outcome == "loss"
         ties += outcome == "tie"
-        rows.append({"task": task, f"{a.label} ba": ba_a, f"{b.label} ba": ba_b, "diff": diff,
-                     "outcome": outcome, f"{a.label} perfect": p_a, f"{b.label} perfect": p_b})
-    return Comparison(a.label, b.label, rows, wins, losses, ties, len(ra.keys() - rb.keys()), len(rb.keys() - ra.keys()))
+        rows.append(
+            {
+                "task": task,
+                f"{a.label} ba": ba_a,
+                f"{b.label} ba": ba_b,
+                "diff": diff,
+                "outcome": outcome,
+                f"{a.label} perfect": p_a,
+                f"{b.label} perfect": p_b,
+            }
+        )
+    return Comparison(
+        a.label, b.label, rows, wins, losses, ties, len(ra.keys() - rb.keys()), len(rb.keys() - ra.keys())
+    )

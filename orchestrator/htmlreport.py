@@ -78,9 +78,15 @@ def _table_html(rows: list[dict], published: list[tuple] | None = None) -> str:
     for r in rows:
         out.append("<tr>" + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in cols) + "</tr>")
     for name, ba, perfect, source in published or []:
-        values = {"learner": name, "balanced_accuracy": f"{ba / 100:.3f}", "perfect": perfect,
-                  "source": f"published: {source}"}
-        out.append("<tr class='published'>" + "".join(f"<td>{_fmt(values.get(c))}</td>" for c in cols) + "</tr>")
+        values = {
+            "learner": name,
+            "balanced_accuracy": f"{ba / 100:.3f}",
+            "perfect": perfect,
+            "source": f"published: {source}",
+        }
+        out.append(
+            "<tr class='published'>" + "".join(f"<td>{_fmt(values.get(c))}</td>" for c in cols) + "</tr>"
+        )
     out.append("</table>")
     return "\n".join(out)
 
@@ -89,11 +95,17 @@ def predictive_rows(predictive: list[dict], task_rows: list[dict]) -> list[dict]
     """Predictive power per (game, learner) beside the balanced accuracy of its legal and next tasks."""
     ba = {(r["game"], r["learner"], r["target"]): r.get("balanced_accuracy") for r in task_rows}
     return [
-        {"game": p["game"], "learner": p["learner"], "repeat": p["repeat"],
-         "legal ba": ba.get((p["game"], p["learner"], "legal")),
-         "applicability P": p["applicability_precision"], "applicability R": p["applicability_recall"],
-         "next ba": ba.get((p["game"], p["learner"], "next")),
-         "effects P": p["effects_precision"], "effects R": p["effects_recall"]}
+        {
+            "game": p["game"],
+            "learner": p["learner"],
+            "repeat": p["repeat"],
+            "legal ba": ba.get((p["game"], p["learner"], "legal")),
+            "applicability P": p["applicability_precision"],
+            "applicability R": p["applicability_recall"],
+            "next ba": ba.get((p["game"], p["learner"], "next")),
+            "effects P": p["effects_precision"],
+            "effects R": p["effects_recall"],
+        }
         for p in sorted(predictive, key=lambda p: (p["game"], p["learner"], p["repeat"]))
     ]
 
@@ -217,8 +229,10 @@ def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Pa
     table = PerformanceTable.from_runs(runs, metrics)
     sel = greedy_select(table, k)
     check = check_selection(table, sel)
-    rows = [{"rank": i + 1, "task": t, "cumulative_gain_bits": g, "single_gain_bits": sel.single_gain[t]}
-            for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))]
+    rows = [
+        {"rank": i + 1, "task": t, "cumulative_gain_bits": g, "single_gain_bits": sel.single_gain[t]}
+        for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
+    ]
     reps = int(table.repeats.min()) if table.repeats.size else 0
     parts = [
         f"<p>{len(table.learners)} learners, {len(table.tasks)} tasks, metrics {', '.join(metrics)}, at least "
@@ -231,10 +245,16 @@ def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Pa
     img = correlation_heatmap(table, figdir / "task_correlation.png")
     if img:
         parts.append(f"<img alt='task correlation' src='data:image/png;base64,{img}'>")
-    return "\n".join(parts), {"selected": rows, "tau": check.tau_selected, "tau_random": check.tau_random_mean}
+    return "\n".join(parts), {
+        "selected": rows,
+        "tau": check.tau_selected,
+        "tau_random": check.tau_random_mean,
+    }
 
 
-def write_html(store: ResultStore, out: Path, k: int = 10, metrics: tuple[str, ...] = ("ba", "perfect")) -> Path:
+def write_html(
+    store: ResultStore, out: Path, k: int = 10, metrics: tuple[str, ...] = ("ba", "perfect")
+) -> Path:
     """Write the report page to ``out`` and its PNG figures to ``out``'s ``<stem>_figures/``."""
     out = Path(out)
     figdir = out.with_name(out.stem + "_figures")
@@ -242,31 +262,43 @@ def write_html(store: ResultStore, out: Path, k: int = 10, metrics: tuple[str, .
     sections = [
         f"<h1>orch report</h1><p class='note'>Store: {html.escape(store.uri)}."
         f" {html.escape(STRICT_NOTE)} Rows in italics are published or reference figures, not runs of this store.</p>",
-        "<h2>Learners (IGGP Table 3)</h2>", _table_html(tables.get("learner", []), PUBLISHED),
-        "<h2>By target (Tables 4 and 5)</h2>", _table_html(tables.get("target", [])),
+        "<h2>Learners (IGGP Table 3)</h2>",
+        _table_html(tables.get("learner", []), PUBLISHED),
+        "<h2>By target (Tables 4 and 5)</h2>",
+        _table_html(tables.get("target", [])),
     ]
     from orchestrator.predictive import read_predictive
 
     predictive = read_predictive(store)
     if predictive:
-        sections += ["<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
-                     _table_html(predictive_rows(predictive, tables.get("task", [])))]
+        sections += [
+            "<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
+            _table_html(predictive_rows(predictive, tables.get("task", []))),
+        ]
     img = heatmap_ba(tables.get("task", []), figdir / "heatmap_ba.png")
     if img:
-        sections += ["<h2>Balanced accuracy per game</h2>", f"<img alt='heatmap' src='data:image/png;base64,{img}'>"]
+        sections += [
+            "<h2>Balanced accuracy per game</h2>",
+            f"<img alt='heatmap' src='data:image/png;base64,{img}'>",
+        ]
     img = time_to_solve(store, tables.get("task", []), figdir / "time_to_solve.png")
     if img:
         sections += ["<h2>Time to solve</h2>", f"<img alt='time to solve' src='data:image/png;base64,{img}'>"]
     img = gnn_curves(store, figdir / "gnn_curves.png")
     if img:
-        sections += ["<h2>GNN learning and forgetting curves</h2>", f"<img alt='gnn curves' src='data:image/png;base64,{img}'>"]
+        sections += [
+            "<h2>GNN learning and forgetting curves</h2>",
+            f"<img alt='gnn curves' src='data:image/png;base64,{img}'>",
+        ]
     sel_html, _ = selection_section(store, k, list(metrics), figdir)
     sections += ["<h2>Task selection by information gain</h2>", sel_html]
     sections += ["<h2>By game (Table 5 style)</h2>", _table_html(tables.get("game", []))]
     if tables.get("incomplete"):
         sections += ["<h2>Incomplete tasks</h2>", _table_html(tables["incomplete"])]
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>orch report</title><style>{CSS}</style>"
-            f"</head><body>{''.join(sections)}</body></html>")
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>orch report</title><style>{CSS}</style>"
+        f"</head><body>{''.join(sections)}</body></html>"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
     return out

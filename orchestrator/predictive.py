@@ -75,7 +75,7 @@ def _renamed(atom: str, old: str, new: str) -> str | None:
     name, args = parse_atom(atom)
     if name != old and not name.startswith(old + "_"):
         return None
-    return f"{new}{name[len(old):]}({', '.join(args)})"
+    return f"{new}{name[len(old) :]}({', '.join(args)})"
 
 
 def state_action_task(next_task: Task, legal_targets: Vocabulary, split: str = "test") -> Task:
@@ -86,8 +86,16 @@ def state_action_task(next_task: Task, legal_targets: Vocabulary, split: str = "
     s = next_task.split(split)
     empty = bool_csr([[] for _ in range(s.n_examples)], len(legal_targets))
     as_legal = Split(split, s.background, empty, np.arange(len(legal_targets)))
-    return Task(next_task.game, "legal", next_task.background_atoms, legal_targets, next_task.statics,
-                {split: as_legal}, next_task.signature, next_task.source)
+    return Task(
+        next_task.game,
+        "legal",
+        next_task.background_atoms,
+        legal_targets,
+        next_task.statics,
+        {split: as_legal},
+        next_task.signature,
+        next_task.source,
+    )
 
 
 def effects(
@@ -120,11 +128,14 @@ def effects(
         moves = [i for i in row if i in move_as_legal]
         action = " ".join(sorted(bg.names[i] for i in moves))
         if legal_pred is not None and legal_task_on_states is not None:
-            legal_now = {legal_task_on_states.target_atoms[j] for j in legal_pred.indices[legal_pred.indptr[e]:legal_pred.indptr[e + 1]]}
+            legal_now = {
+                legal_task_on_states.target_atoms[j]
+                for j in legal_pred.indices[legal_pred.indptr[e] : legal_pred.indptr[e + 1]]
+            }
             if not all(move_as_legal[i] in legal_now for i in moves):
                 continue
         s = {state_col[i] for i in row if i in state_col}
-        m = set(pred.indices[pred.indptr[e]:pred.indptr[e + 1]].tolist())
+        m = set(pred.indices[pred.indptr[e] : pred.indptr[e + 1]].tolist())
         env = set(split.positives_of(e).tolist())
         c = counts[action]
         c[0] += len((m - s) & (env - s))
@@ -146,7 +157,9 @@ class PredictivePower:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in self.__dict__.items()}
 
 
-def predictive_power(legal_model, next_model, legal_task: Task, next_task: Task, split: str = "test") -> PredictivePower:
+def predictive_power(
+    legal_model, next_model, legal_task: Task, next_task: Task, split: str = "test"
+) -> PredictivePower:
     """Both measures for one game's learned legal and next models (any :class:`learners.base.Model`)."""
     ls = legal_task.split(split)
     app = applicability(legal_task, ls, legal_model.predict(legal_task, ls))
@@ -184,8 +197,9 @@ def score_store(store, dataset: str | None = None, split: str = "test") -> list[
     """
     from tasks.sources import open_source
 
-    rows = store.latest(["sweep", "dataset", "game", "target", "predicate", "learner", "seed", "repeat",
-                         "status", "model"]).to_pylist()
+    rows = store.latest(
+        ["sweep", "dataset", "game", "target", "predicate", "learner", "seed", "repeat", "status", "model"]
+    ).to_pylist()
     runs: dict[tuple, dict[str, list[str | None]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if r["target"] in ("legal", "next") and r["status"] in ("ok", "timeout"):
@@ -204,9 +218,20 @@ def score_store(store, dataset: str | None = None, split: str = "test") -> list[
         nxt = RuleModel("\n".join(m.rules() for m in parts["next"]), name=f"{learner} next")
         src_spec = dataset or ds
         source = sources.setdefault(src_spec, open_source(src_spec))
-        pp = predictive_power(legal, nxt, source.load_task(game, "legal"), source.load_task(game, "next"), split)
-        out.append({"sweep": sweep, "dataset": ds, "game": game, "learner": learner, "seed": seed,
-                    "repeat": repeat, **pp.as_dict()})
+        pp = predictive_power(
+            legal, nxt, source.load_task(game, "legal"), source.load_task(game, "next"), split
+        )
+        out.append(
+            {
+                "sweep": sweep,
+                "dataset": ds,
+                "game": game,
+                "learner": learner,
+                "seed": seed,
+                "repeat": repeat,
+                **pp.as_dict(),
+            }
+        )
     return out
 
 

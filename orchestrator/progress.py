@@ -18,7 +18,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.scheduler import SweepResult
+from orchestrator.scheduler import SilentProgress, SweepResult
 from orchestrator.sweep import Job
 
 STATUS_STYLE = {"ok": "green", "timeout": "yellow", "oom": "magenta", "error": "red", "killed": "red"}
@@ -148,23 +148,8 @@ class LiveProgress:
         self.console.print(summary_line(result))
 
 
-class QuietProgress:
-    """No output while running (``--json``)."""
-
-    def begin(self, total: int, skipped: int) -> None:
-        pass
-
-    def running(self, jobs: Sequence[Job]) -> None:
-        pass
-
-    def finished(self, job: Job, row: dict) -> None:
-        pass
-
-    def tick(self) -> None:
-        pass
-
-    def end(self, result: SweepResult) -> None:
-        pass
+QuietProgress = SilentProgress
+"""No output while running (``--json``)."""
 
 
 def summary_line(result: SweepResult) -> str:

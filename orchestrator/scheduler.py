@@ -93,7 +93,9 @@ class Progress(Protocol):
     def end(self, result: SweepResult) -> None: ...
 
 
-class _Silent:
+class SilentProgress:
+    """Progress that shows nothing (library use, ``--json``)."""
+
     def begin(self, total: int, skipped: int) -> None:
         pass
 
@@ -441,7 +443,7 @@ def run_sweep(
     Ctrl-C stops it cleanly: rows of finished jobs are written, the actors are stopped, and the
     result says ``interrupted``. Rerun the same command to finish the sweep.
     """
-    progress = progress or _Silent()
+    progress = progress or SilentProgress()
     t0 = time.monotonic()
     todo, attempts = plan(jobs, store, options)
     skipped = len(jobs) - len(todo)

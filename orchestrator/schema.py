@@ -27,22 +27,27 @@ COUNT_COLUMNS = tuple(f"{split}_{c}" for split in ("test", "validate") for c in 
 
 _UTC_US = pa.timestamp("us", tz="UTC")
 
+_JOB_FIELDS = [
+    # What defines a job (its id is a hash of these): shared by result rows and sweep manifests.
+    pa.field("dataset", pa.string()),
+    pa.field("dataset_fingerprint", pa.string()),
+    pa.field("game", pa.string()),
+    pa.field("target", pa.string()),
+    pa.field("predicate", pa.string()),
+    pa.field("learner", pa.string()),
+    pa.field("params", pa.string()),
+    pa.field("seed", pa.int64()),
+    pa.field("repeat", pa.int64()),
+    pa.field("budget_s", pa.float64()),
+]
+
 SCHEMA = pa.schema(
     [
         pa.field("schema_version", pa.int32(), nullable=False),
         pa.field("orch_version", pa.string()),
         pa.field("sweep", pa.string()),
         pa.field("job_id", pa.string(), nullable=False),
-        pa.field("dataset", pa.string()),
-        pa.field("dataset_fingerprint", pa.string()),
-        pa.field("game", pa.string()),
-        pa.field("target", pa.string()),
-        pa.field("predicate", pa.string()),
-        pa.field("learner", pa.string()),
-        pa.field("params", pa.string()),
-        pa.field("seed", pa.int64()),
-        pa.field("repeat", pa.int64()),
-        pa.field("budget_s", pa.float64()),
+        *_JOB_FIELDS,
         pa.field("status", pa.string(), nullable=False),
         pa.field("attempt", pa.int64(), nullable=False),
         *(pa.field(c, pa.int64()) for c in COUNT_COLUMNS),
@@ -68,16 +73,7 @@ MANIFEST_SCHEMA = pa.schema(
         pa.field("sweep", pa.string(), nullable=False),
         pa.field("created", _UTC_US),
         pa.field("job_id", pa.string(), nullable=False),
-        pa.field("dataset", pa.string()),
-        pa.field("dataset_fingerprint", pa.string()),
-        pa.field("game", pa.string()),
-        pa.field("target", pa.string()),
-        pa.field("predicate", pa.string()),
-        pa.field("learner", pa.string()),
-        pa.field("params", pa.string()),
-        pa.field("seed", pa.int64()),
-        pa.field("repeat", pa.int64()),
-        pa.field("budget_s", pa.float64()),
+        *_JOB_FIELDS,
         pa.field("spec", pa.string()),
     ],
     metadata={VERSION_KEY: str(SCHEMA_VERSION).encode()},

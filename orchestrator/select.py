@@ -116,9 +116,7 @@ def greedy_select(table: PerformanceTable, k: int, floor: float = SIGMA_FLOOR) -
     """Greedy top-k tasks by cumulative information gain (all metrics of a task count together)."""
     chosen: list[int] = []
     cumulative: list[float] = []
-    single = {
-        t: information_gain(table.mu[i], table.sigma[i], floor) for i, t in enumerate(table.tasks)
-    }
+    single = {t: information_gain(table.mu[i], table.sigma[i], floor) for i, t in enumerate(table.tasks)}
     for _ in range(min(k, len(table.tasks))):
         best, best_gain = -1, -1.0
         for i in range(len(table.tasks)):
@@ -151,7 +149,9 @@ class SelectionCheck:
     random_samples: int
 
 
-def check_selection(table: PerformanceTable, selection: Selection, samples: int = 1000, seed: int = 0) -> SelectionCheck:
+def check_selection(
+    table: PerformanceTable, selection: Selection, samples: int = 1000, seed: int = 0
+) -> SelectionCheck:
     """Kendall tau of the learner ranking on the chosen tasks vs all tasks, and vs random subsets."""
     full = ranking_scores(table, np.arange(len(table.tasks)))
     ids = [table.tasks.index(t) for t in selection.tasks]
@@ -181,7 +181,9 @@ def task_correlation(table: PerformanceTable, metric: int = 0) -> tuple[np.ndarr
     dist = 1 - np.nan_to_num(corr, nan=0.0)
     np.fill_diagonal(dist, 0.0)
     dist = np.clip((dist + dist.T) / 2, 0, 2)
-    order = leaves_list(linkage(squareform(dist, checks=False), "average")) if len(x) > 1 else np.arange(len(x))
+    order = (
+        leaves_list(linkage(squareform(dist, checks=False), "average")) if len(x) > 1 else np.arange(len(x))
+    )
     return corr, [int(i) for i in order]
 
 
@@ -201,10 +203,16 @@ def runs_from_store(store, sweep: str | None = None) -> list[dict]:
             continue
         for (seed, repeat), counts in s.runs.items():
             c = pool(v for v in counts.values() if v is not None)
-            out.append({
-                "task": f"{s.game}_{s.target}", "learner": s.learner, "seed": seed, "repeat": repeat,
-                "ba": c.balanced_accuracy, "perfect": float(c.perfect),
-            })
+            out.append(
+                {
+                    "task": f"{s.game}_{s.target}",
+                    "learner": s.learner,
+                    "seed": seed,
+                    "repeat": repeat,
+                    "ba": c.balanced_accuracy,
+                    "perfect": float(c.perfect),
+                }
+            )
     return out
 
 

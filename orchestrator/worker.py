@@ -75,7 +75,8 @@ class _Reader:
         wait = deadline - time.monotonic()
         if wait <= 0:
             return None
-        ready, _, _ = select.select([self.fd], [], [], wait)
+        # select() takes no infinite timeout: an unlimited deadline waits in one-hour slices.
+        ready, _, _ = select.select([self.fd], [], [], min(wait, 3600.0))
         if not ready:
             return None
         chunk = os.read(self.fd, 1 << 20)

@@ -225,8 +225,9 @@ class Dataset:
                     raise
                 missing[split] = str(e)
         sig_path = self.types_file(game)
-        task = task_from_dats(game, target, dats, signature=parse_typ(sig_path) if sig_path else None,
-                              source=self.root)
+        task = task_from_dats(
+            game, target, dats, signature=parse_typ(sig_path) if sig_path else None, source=self.root
+        )
         task.missing.update(missing)
         return task
 

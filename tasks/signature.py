@@ -96,7 +96,9 @@ class Signature:
         """Function symbols (arity > 0) building terms of ``type_`` (subtypes included), by name."""
         out: dict[str, Declaration] = {}
         for t in self._with_subtypes(type_):
-            for d in sorted((d for d in self.declarations if d.result == t and d.arg_types), key=lambda d: d.name):
+            for d in sorted(
+                (d for d in self.declarations if d.result == t and d.arg_types), key=lambda d: d.name
+            ):
                 out.setdefault(d.name, d)
         return list(out.values())
 
@@ -165,7 +167,9 @@ class Signature:
 
 def parse_typ(source: str | Path, name: str | None = None) -> Signature:
     """Parse a ``.typ`` file (a path) or its text. Errors name the file and line."""
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith(".typ")):
+    if isinstance(source, Path) or (
+        isinstance(source, str) and "\n" not in source and source.endswith(".typ")
+    ):
         path = Path(source)
         try:
             text = path.read_text()

@@ -196,8 +196,15 @@ class Task:
             cand = remap[s.candidates]
             splits[name] = Split(name, s.background, s.positives[:, cols].tocsr(), cand[cand >= 0])
         return Task(
-            self.game, self.target, self.background_atoms, target, self.statics, splits,
-            self.signature, self.source, dict(self.missing),
+            self.game,
+            self.target,
+            self.background_atoms,
+            target,
+            self.statics,
+            splits,
+            self.signature,
+            self.source,
+            dict(self.missing),
         )
 
     def resample_train(self, repeat: int, fraction: float = 0.8) -> Task:
@@ -211,12 +218,21 @@ class Task:
             return self
         train = self.splits["train"]
         rng = np.random.default_rng(repeat)
-        keep = np.sort(rng.choice(train.n_examples, size=max(1, round(fraction * train.n_examples)), replace=False))
+        keep = np.sort(
+            rng.choice(train.n_examples, size=max(1, round(fraction * train.n_examples)), replace=False)
+        )
         splits = dict(self.splits)
         splits["train"] = Split("train", train.background[keep], train.positives[keep], train.candidates)
         return Task(
-            self.game, self.target, self.background_atoms, self.target_atoms, self.statics, splits,
-            self.signature, self.source, dict(self.missing),
+            self.game,
+            self.target,
+            self.background_atoms,
+            self.target_atoms,
+            self.statics,
+            splits,
+            self.signature,
+            self.source,
+            dict(self.missing),
         )
 
     def static_atoms(self) -> list[str]:

@@ -25,11 +25,34 @@ SKILL = {"weak": 0.4, "mid": 0.7, "strong": 0.95}
 
 def _row(game, target, pred, learner, repeat, tp, fp, fn, learn_s=1.0, extra="{}"):
     return dict(
-        job_id=f"{game}-{target}-{pred}-{learner}-{repeat}", sweep="s", game=game, target=target, predicate=pred,
-        learner=learner, seed=0, repeat=repeat, budget_s=60.0, status="ok", attempt=1,
-        test_tp=tp, test_fp=fp, test_tn=100 - fp, test_fn=fn, validate_tp=tp, validate_fp=fp,
-        validate_tn=100 - fp, validate_fn=fn, learn_s=learn_s, eval_s=0.1, peak_rss=1, node="n",
-        started=NOW, finished=NOW, model="", error=None, extra=extra,
+        job_id=f"{game}-{target}-{pred}-{learner}-{repeat}",
+        sweep="s",
+        game=game,
+        target=target,
+        predicate=pred,
+        learner=learner,
+        seed=0,
+        repeat=repeat,
+        budget_s=60.0,
+        status="ok",
+        attempt=1,
+        test_tp=tp,
+        test_fp=fp,
+        test_tn=100 - fp,
+        test_fn=fn,
+        validate_tp=tp,
+        validate_fp=fp,
+        validate_tn=100 - fp,
+        validate_fn=fn,
+        learn_s=learn_s,
+        eval_s=0.1,
+        peak_rss=1,
+        node="n",
+        started=NOW,
+        finished=NOW,
+        model="",
+        error=None,
+        extra=extra,
     )
 
 
@@ -45,16 +68,32 @@ def store(tmp_path_factory):
                         noisy = skill + (0.3 * rng.random() if g % 2 else 0.0)
                         fn = round(10 * (1 - min(noisy, 1.0)))
                         fp = 0 if noisy >= 0.95 else rng.randint(1, 3)
-                        curve = json.dumps({"learning_curve": [{"epoch": e, "valid_acc": 0.5 + 0.05 * e} for e in range(5)]})
-                        rows.append(_row(f"game{g}", target, pred, learner, repeat, 10 - fn, fp, fn,
-                                         learn_s=rng.uniform(0.1, 5), extra=curve if learner == "mid" else "{}"))
+                        curve = json.dumps(
+                            {"learning_curve": [{"epoch": e, "valid_acc": 0.5 + 0.05 * e} for e in range(5)]}
+                        )
+                        rows.append(
+                            _row(
+                                f"game{g}",
+                                target,
+                                pred,
+                                learner,
+                                repeat,
+                                10 - fn,
+                                fp,
+                                fn,
+                                learn_s=rng.uniform(0.1, 5),
+                                extra=curve if learner == "mid" else "{}",
+                            )
+                        )
     s = ResultStore(tmp_path_factory.mktemp("store"))
     s.write(rows)
     return s
 
 
 def test_select_cli_prints_tasks_gain_and_tau(store):
-    result = CliRunner().invoke(app, ["select", "--store", store.root, "--k", "3", "--json", "--samples", "100"])
+    result = CliRunner().invoke(
+        app, ["select", "--store", store.root, "--k", "3", "--json", "--samples", "100"]
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert len(out["selected"]) == 3
@@ -96,9 +135,17 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install chromium)")
 def test_html_report_renders_in_headless_chromium(store, tmp_path):
     out = write_html(store, tmp_path / "report.html", k=3)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     # The page's own script-free DOM after rendering, and the natural size of every image.
     probe = tmp_path / "probe.html"
     probe.write_text(
@@ -109,8 +156,17 @@ def test_html_report_renders_in_headless_chromium(store, tmp_path):
         "images:imgs.length,loaded:imgs.filter(x=>x).length,title:d.title});};</script></body>"
     )
     dom = subprocess.run(
-        [CHROMIUM, *flags, "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            CHROMIUM,
+            *flags,
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     ).stdout
     start = dom.index('<pre id="o">') + len('<pre id="o">')
     seen = json.loads(dom[start : dom.index("</pre>", start)].replace("&quot;", '"'))
@@ -118,6 +174,9 @@ def test_html_report_renders_in_headless_chromium(store, tmp_path):
     assert seen["tables"] >= 4
     assert seen["images"] >= 4 and seen["loaded"] == seen["images"]
     shot = tmp_path / "shot.png"
-    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,2000", out.as_uri()],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,2000", out.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 10_000

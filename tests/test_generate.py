@@ -125,3 +125,20 @@ def test_missing_files_are_clear_errors(counter, tmp_path: Path) -> None:
     gdl, typ = counter
     with pytest.raises(FileNotFoundError, match="nope.typ"):
         generate_game(gdl, tmp_path / "nope.typ", tmp_path / "out", episodes=1, steps=1)
+
+
+def test_cli_generates_every_bundled_game_and_reports_them(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+    from tasks.iggp import Dataset
+
+    result = CliRunner().invoke(
+        app, ["games", "generate", "--all", "--local", "--episodes", "20", "--out", str(tmp_path), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    summaries = json.loads(result.stdout)
+    assert {s["status"] for s in summaries} == {"ok"} and len(summaries) >= 6
+    assert set(Dataset(tmp_path).games()) == {s["game"] for s in summaries}

@@ -60,8 +60,11 @@ def test_greedy_prefers_discriminating_and_complementary_tasks():
 def test_missing_runs_are_an_error():
     with pytest.raises(ValueError, match="no runs of learner 'b' on task 't2'"):
         PerformanceTable.from_runs(
-            [{"task": "t1", "learner": "a", "ba": 1}, {"task": "t1", "learner": "b", "ba": 0},
-             {"task": "t2", "learner": "a", "ba": 1}],
+            [
+                {"task": "t1", "learner": "a", "ba": 1},
+                {"task": "t1", "learner": "b", "ba": 0},
+                {"task": "t2", "learner": "a", "ba": 1},
+            ],
             ["ba"],
         )
 
@@ -75,7 +78,9 @@ def test_selected_ranking_beats_random_subsets():
         for learner, s in skill.items():
             base = s if informative else rng.uniform(0.2, 1.0)
             for r in range(3):
-                runs.append({"task": f"t{t}", "learner": learner, "repeat": r, "ba": base + rng.normal(0, 0.01)})
+                runs.append(
+                    {"task": f"t{t}", "learner": learner, "repeat": r, "ba": base + rng.normal(0, 0.01)}
+                )
     table = PerformanceTable.from_runs(runs, ["ba"])
     sel = greedy_select(table, k=3)
     check = check_selection(table, sel, samples=200)
