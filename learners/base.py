@@ -98,6 +98,7 @@ class LearnerSpec:
     params: str = ""
     resources: dict[str, float] = field(default_factory=lambda: {"num_cpus": 1})
     example: str = ""
+    testing: bool = False
 
     def match(self, name: str) -> dict[str, str] | None:
         m = re.fullmatch(self.pattern, name)
@@ -114,16 +115,18 @@ def register(
     params: str = "",
     resources: dict[str, float] | None = None,
     example: str = "",
+    testing: bool = False,
 ) -> Callable[[Callable[..., Learner]], Callable[..., Learner]]:
     """Class/function decorator: make a learner family available by name.
 
     ``pattern`` is a full-match regular expression; its named groups are passed to the factory as
-    string keyword arguments (the factory converts them).
+    string keyword arguments (the factory converts them). ``testing`` marks learners that exist to
+    test the orchestrator (they stay usable, but listings leave them out).
     """
 
     def deco(factory: Callable[..., Learner]) -> Callable[..., Learner]:
         _REGISTRY[pattern] = LearnerSpec(
-            pattern, factory, description, params, resources or {"num_cpus": 1}, example or pattern
+            pattern, factory, description, params, resources or {"num_cpus": 1}, example or pattern, testing
         )
         return factory
 
@@ -158,9 +161,10 @@ def make_learner(name: str) -> Learner:
     return learner
 
 
-def registered() -> list[LearnerSpec]:
+def registered(include_testing: bool = False) -> list[LearnerSpec]:
+    """Every registered learner family (test learners only when asked)."""
     _load_plugins()
-    return list(_REGISTRY.values())
+    return [s for s in _REGISTRY.values() if include_testing or not s.testing]
 
 
 def learner_params(name: str) -> dict[str, Any]:

@@ -49,7 +49,7 @@ class _TestLearner:
         raise NotImplementedError
 
 
-@register("noop", description="Test learner: returns a model that predicts nothing, instantly.")
+@register("noop", description="Test learner: returns a model that predicts nothing, instantly.", testing=True)
 class NoopLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
         return NothingModel()
@@ -60,6 +60,7 @@ class NoopLearner(_TestLearner):
     description="Test learner: reports a model, then sleeps S seconds in time.sleep (a C call).",
     params="seconds: how long to sleep",
     example="sleep2",
+    testing=True,
 )
 class SleepLearner(_TestLearner):
     def __init__(self, seconds: str) -> None:
@@ -81,7 +82,9 @@ pigeon(1..40). hole(1..39).
 
 
 @register(
-    "stuck", description="Test learner: reports a model, then an endless clingo solve that ignores SIGTERM."
+    "stuck",
+    description="Test learner: reports a model, then an endless clingo solve that ignores SIGTERM.",
+    testing=True,
 )
 class StuckLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
@@ -97,13 +100,17 @@ class StuckLearner(_TestLearner):
         return model
 
 
-@register("crash", description="Test learner: raises an exception (status=error with a traceback).")
+@register(
+    "crash", description="Test learner: raises an exception (status=error with a traceback).", testing=True
+)
 class CrashLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
         raise RuntimeError(f"crash test learner: deliberate failure on {task.name}")
 
 
-@register("oom", description="Test learner: allocates memory until the per-job memory cap stops it.")
+@register(
+    "oom", description="Test learner: allocates memory until the per-job memory cap stops it.", testing=True
+)
 class OomLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
@@ -114,7 +121,11 @@ class OomLearner(_TestLearner):
             hoard.append(np.empty(1 << 25, dtype=np.float64))
 
 
-@register("die", description="Test learner: reports a model, then SIGKILLs its own process (a dying worker).")
+@register(
+    "die",
+    description="Test learner: reports a model, then SIGKILLs its own process (a dying worker).",
+    testing=True,
+)
 class DieLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
         report(NothingModel())
@@ -123,7 +134,9 @@ class DieLearner(_TestLearner):
 
 
 @register(
-    "dieworker", description="Test learner: SIGKILLs its parent process (under orch run: the Ray worker)."
+    "dieworker",
+    description="Test learner: SIGKILLs its parent process (under orch run: the Ray worker).",
+    testing=True,
 )
 class DieWorkerLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
