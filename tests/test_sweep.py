@@ -78,7 +78,7 @@ def test_dataset_content_is_in_the_id_but_not_its_path(tiny, tmp_path):
 
 
 def test_unknown_learner_lists_the_known_ones(tiny):
-.*knn5"):
+    with pytest.raises(SweepError, match="unknown learner 'knnx'.*knn5"):
         build_jobs(Dataset(tiny), str(tiny), ["alpha"], ["noop", "knnx"])
 
 
