@@ -14,7 +14,8 @@ and notes.md), for learners instead of game-playing agents:
   solved) are separate problems in that product. Sigma is floored so that a zero-variance learner
   does not give an infinite density.
 * Greedy selection adds, one at a time, the problem that maximises IG(S ∪ {g}) and records the
-  cumulative gain. A task is chosen with all of its metrics at once.
+  cumulative gain. A task is chosen with all of its metrics at once. Ties (the gain saturates at
+  log2 n with few learners) are broken at coarser resolutions (:data:`TIE_SCALES`).
 
 The check: rank the learners by their mean score on the chosen k tasks and on all tasks, and
 compare the two rankings with Kendall's tau; as a baseline, the mean tau of random k-task subsets.
@@ -30,6 +31,12 @@ from scipy.stats import kendalltau
 
 SIGMA_FLOOR = 0.01
 """Standard-deviation floor, in metric units (metrics here lie in [0, 1])."""
+
+TIE_SCALES = (1, 4, 16, 64)
+"""Resolutions for breaking ties in greedy selection. With few learners the gain saturates at
+log2 n after two or three tasks, and every further candidate ties. Candidates are then compared by
+their gain with every deviation widened 4, 16, 64 times: the task that keeps the learners apart at a
+coarser resolution (a larger margin between them) wins. Without ties the first entry decides."""
 
 
 @dataclass
@@ -118,16 +125,18 @@ def greedy_select(table: PerformanceTable, k: int, floor: float = SIGMA_FLOOR) -
     cumulative: list[float] = []
     single = {t: information_gain(table.mu[i], table.sigma[i], floor) for i, t in enumerate(table.tasks)}
     for _ in range(min(k, len(table.tasks))):
-        best, best_gain = -1, -1.0
+        best, best_key = -1, ()
         for i in range(len(table.tasks)):
             if i in chosen:
                 continue
             idx = [*chosen, i]
-            gain = information_gain(table.mu[idx], table.sigma[idx], floor)
-            if gain > best_gain + 1e-12:
-                best, best_gain = i, gain
+            key = tuple(
+                round(information_gain(table.mu[idx], table.sigma[idx] * s, floor * s), 9) for s in TIE_SCALES
+            )
+            if key > best_key:
+                best, best_key = i, key
         chosen.append(best)
-        cumulative.append(best_gain)
+        cumulative.append(best_key[0])
     return Selection([table.tasks[i] for i in chosen], cumulative, single, math.log2(len(table.learners)))
 
 
