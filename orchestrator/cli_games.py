@@ -122,7 +122,9 @@ def generate(
         None, "--types", "-t", help="The type signature (default: GAME.typ beside GAME.txt)."
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (published layout)."),
-    all_bundled: bool = typer.Option(False, "--all", help="Generate every bundled game (in parallel, on Ray)."),
+    all_bundled: bool = typer.Option(
+        False, "--all", help="Generate every bundled game (in parallel, on Ray)."
+    ),
     episodes: int = typer.Option(1000, "--episodes", min=1, help="Random episodes per game."),
     steps: int = typer.Option(100, "--steps", min=1, help="Maximum joint moves per episode."),
     seed: int = typer.Option(0, "--seed", help="Seed of the playouts and of the 4:1:1 split."),
@@ -155,7 +157,17 @@ def generate(
         typer.echo(json.dumps(summaries, indent=2))
     else:
         table = Table(title=f"generated into {out}")
-        for col in ("game", "status", "states", "transitions", "goal", "legal", "next", "terminal", "seconds"):
+        for col in (
+            "game",
+            "status",
+            "states",
+            "transitions",
+            "goal",
+            "legal",
+            "next",
+            "terminal",
+            "seconds",
+        ):
             table.add_column(col, justify="left" if col in ("game", "status") else "right")
         for s in summaries:
             counts = s.get("counts") or {}

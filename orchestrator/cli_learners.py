@@ -37,7 +37,9 @@ def register(app: typer.Typer) -> None:
 @learners_app.command("list")
 def list_learners(
     as_json: bool = typer.Option(False, "--json", help="One JSON document instead of a table."),
-    all_learners: bool = typer.Option(False, "--all", help="Also the test learners (noop, sleep, crash, ...)."),
+    all_learners: bool = typer.Option(
+        False, "--all", help="Also the test learners (noop, sleep, crash, ...)."
+    ),
 ):
     """Every registered learner family: name, description, parameters and resources."""
     specs = registered(include_testing=all_learners)

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.ray
 ORCH = [sys.executable, "-m", "orchestrator.cli"]
 
 
-def _orch_run(dataset: Path, store: Path, sleep: float = 0.5) -> list[str]:
-    return [*ORCH, "run", "--all-games", "--learners", f"sleep{sleep},noop", "--repeats", "3", "--budget", "10s",
+def _orch_run(dataset: Path, store: Path, sleep: float = 0.5, repeats: int = 3) -> list[str]:
+    return [*ORCH, "run", "--all-games", "--learners", f"sleep{sleep},noop", "--repeats", str(repeats), "--budget", "10s",
             "--dataset", str(dataset), "--store", str(store), "--num-cpus", "2"]  # fmt: skip
 
 
@@ -62,15 +62,17 @@ def test_sigkill_the_driver_then_rerun_stores_every_job_exactly_once(tmp_path):
 def test_ctrl_c_stops_cleanly_and_keeps_what_finished(tmp_path):
     dataset = write_tiny_dataset(tmp_path / "ds")
     store = tmp_path / "store"
-    # Longer jobs than the SIGKILL test: the sweep must still be running when Ctrl-C arrives, even on a
-    # loaded machine (27 sleeping jobs of 2 s on 2 CPUs take about 30 s).
-    driver = subprocess.Popen(_orch_run(dataset, store, sleep=2), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True)  # fmt: skip
+    # More and longer jobs than the SIGKILL test, so that rows arrive over time and Ctrl-C lands while
+    # jobs remain, even on a loaded machine (54 sleeping jobs of 1 s on 2 CPUs take about 30 s).
+    planned = 3 * 3 * 2 * 6  # games x predicates x learners x repeats
+    driver = subprocess.Popen(_orch_run(dataset, store, sleep=1, repeats=6), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 240
         while not _raw_job_ids(store) and driver.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         assert driver.poll() is None, "the sweep ended before any rows were written"
+        assert len(set(_raw_job_ids(store))) < planned, "every job had finished: nothing left to interrupt"
         os.kill(driver.pid, signal.SIGINT)
         out, err = driver.communicate(timeout=60)
         assert driver.returncode == 130, err

@@ -26,7 +26,7 @@ def test_run_rejects_unknown_names_before_starting_ray(tmp_path):
     bad_learner = runner.invoke(app, ["run", "--all-games", "--learners", "noop,nope", "--dataset", str(ds),
                                       "--store", str(tmp_path / "s")])  # fmt: skip
     assert bad_learner.exit_code == 2 and "unknown learner 'nope'" in bad_learner.output
-    assert "noop" in bad_learner.output.split("known learners:")[1]
+    assert "knn5" in bad_learner.output.split("known learners:")[1]
     bad_game = runner.invoke(app, ["run", "--games", "betta", "--learners", "noop", "--dataset", str(ds),
                                    "--store", str(tmp_path / "s")])  # fmt: skip
     assert bad_game.exit_code == 2 and "did you mean beta" in bad_game.output
