@@ -25,7 +25,10 @@ reads about running jobs is :mod:`orchestrator.live`.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Sequence
@@ -401,10 +404,14 @@ class _Scheduler:
     def pending(self) -> bool:
         return any(self.left.values()) or any(s.ref is not None for s in self.slots)
 
+    stop: threading.Event | None = None
+
     def run(self) -> None:
         self.start_actors()
         stalled_since = None
         while self.pending():
+            if self.stop is not None and self.stop.is_set():
+                raise KeyboardInterrupt
             self._check_started()
             self.dispatch()
             self.collect(timeout=0.1)
@@ -457,7 +464,9 @@ def run_sweep(
     with ray_session(options.address, options.num_cpus) as ray:
         sched = _Scheduler(ray, todo, attempts, store, options, progress)
         try:
-            sched.run()
+            with _stop_on_signals() as stop:
+                sched.stop = stop
+                sched.run()
         except KeyboardInterrupt:
             result.interrupted = True
         finally:
@@ -471,6 +480,27 @@ def run_sweep(
     result.retried = sum(sched.retries.values())
     progress.end(result)
     return result
+
+
+@contextlib.contextmanager
+def _stop_on_signals():
+    """Ctrl-C and SIGTERM set an event that the scheduling loop checks on every turn.
+
+    Installed after Ray has started, so no handler of Ray's replaces it, and a signal that arrives
+    while the driver waits inside a Ray call is not lost: the loop sees it within ~0.1 s. Outside
+    the main thread (library use) nothing is installed.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    handler = lambda signum, frame: stop.set()  # noqa: E731
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, h in previous.items():
+            signal.signal(sig, h)
 
 
 def _manifest_row(job: Job) -> dict:
