@@ -254,9 +254,9 @@ def extend(table: Table, lit: Literal, facts: Facts, max_rows: int) -> Table:
     return join(table, lt, on, max_rows)
 
 
-def _head_matches(atoms: Table, clause: Clause, facts: Facts) -> tuple[Table, list[int]] | None:
-    """Target atoms (rows of ``atoms``) that fit the head's constants and repeated variables,
-    with argument columns renamed to the head variables; also the head variables in order."""
+def _head_fit(atoms: Table, clause: Clause, facts: Facts) -> tuple[np.ndarray, dict] | None:
+    """Rows of ``atoms`` that fit the head's constants and repeated variables, and the renaming of
+    argument columns to head variables; None when a head constant never occurs in the facts."""
     mask = np.ones(atoms.n, dtype=bool)
     rename: dict = {}
     for j, a in enumerate(clause.head_args):
@@ -271,6 +271,16 @@ def _head_matches(atoms: Table, clause: Clause, facts: Facts) -> tuple[Table, li
             mask &= col == atoms.cols[first]
         else:
             rename[("a", j)] = a
+    return mask, rename
+
+
+def _head_matches(atoms: Table, clause: Clause, facts: Facts) -> tuple[Table, list[int]] | None:
+    """Target atoms (rows of ``atoms``) that fit the head's constants and repeated variables,
+    with argument columns renamed to the head variables; also the head variables in order."""
+    fit = _head_fit(atoms, clause, facts)
+    if fit is None:
+        return None
+    mask, rename = fit
     kept = atoms.take(np.flatnonzero(mask))
     cols = {rename.get(k, k): v for k, v in kept.cols.items() if k in rename or not isinstance(k, tuple)}
     return Table(cols, kept.n), list(rename.values())
@@ -437,20 +447,10 @@ def derive(table: Table, clause: Clause, facts: Facts, targets: Targets, max_row
     candidate atom: that is the coverage the clause's safe refinements are bounded by.
     """
     cand = targets.table
-    mask = np.ones(cand.n, dtype=bool)
-    rename: dict = {}
-    for j, a in enumerate(clause.head_args):
-        col = cand.cols[("a", j)]
-        if isinstance(a, str):
-            cid = facts.constants.index.get(a)
-            if cid is None:
-                return np.zeros(0, dtype=np.int64)
-            mask &= col == cid
-        elif a in rename.values():
-            first = next(k for k, v in rename.items() if v == a)
-            mask &= col == cand.cols[first]
-        else:
-            rename[("a", j)] = a
+    fit = _head_fit(cand, clause, facts)
+    if fit is None:
+        return np.zeros(0, dtype=np.int64)
+    mask, rename = fit
     cand = cand.take(np.flatnonzero(mask))
     cand = Table(
         {rename[k]: v for k, v in cand.cols.items() if k in rename} | {"atom": cand.cols["atom"]}, cand.n
