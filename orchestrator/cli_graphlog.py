@@ -4,6 +4,12 @@
     orch graphlog stats DIR [--similarity] [--json]
     orch graphlog train DIR --setup supervised|multitask|kshot|continual --model gat-egat \
         [--worlds rule_0,rule_1] [--heldout rule_55] [--epochs N] [--out results.parquet] [--json]
+    orch graphlog sweep DIR --setups supervised,continual --models gat-egat,param-rgcn --seeds 0,1,2 \
+        [--worlds ...] [--heldout ...] [--shots ...] [--budget S] [--store PATH] [--rerun] [--json]
+    orch graphlog results [--store PATH] [--json]
+
+`train` is the quick path (one setup, one local process); `sweep` runs setups x models x seeds
+as Ray tasks into the results store and resumes (orchestrator/graphlog_sweep.py).
 
 DIR may also be a released GraphLog directory (WORLD/train.jsonl); see docs/graphlog.md.
 """
@@ -17,6 +23,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from orchestrator.store import DEFAULT_STORE, ResultStore, StoreError
 
 graphlog_app = typer.Typer(
     help="GraphLog: generate worlds, statistics, train/evaluate GNN setups.", no_args_is_help=True
@@ -214,7 +222,7 @@ def train_cmd(
 
 
 def _json_default(x: object) -> object:
-    return str(x)
+    return x.isoformat() if hasattr(x, "isoformat") else str(x)
 
 
 def _finite(x: object) -> object:
@@ -251,3 +259,134 @@ def _print(rows: list[dict], setup: str) -> None:
     for r in rows:
         table.add_row(*(f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k]) for k in keys))
     console.print(table)
+
+
+# --- sweeps on Ray (orchestrator/graphlog_sweep.py) -----------------------------------------------------
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+
+
+def _numbers(text: str, option: str) -> tuple[int, ...]:
+    try:
+        return tuple(dict.fromkeys(int(n) for n in _names(text)))
+    except ValueError:
+        raise _fail(f"{option} expects integers like 0,1,2, got {text!r}") from None
+
+
+@graphlog_app.command("sweep")
+def sweep_cmd(
+    directory: Path = typer.Argument(..., help="A generated or released GraphLog directory."),
+    setups: str = typer.Option(
+        ..., "--setups", help="Comma-separated: supervised,multitask,kshot,continual."
+    ),
+    models: str = typer.Option(
+        "gat-egat", "--models", help="Comma-separated <rep>-<comp>, e.g. gat-egat,param-rgcn."
+    ),
+    seeds: str = typer.Option("0", "--seeds", help="Comma-separated seeds: one job per seed."),
+    worlds: str = typer.Option("", help="World names (default: all); the sequence for continual."),
+    heldout: str = typer.Option("", help="kshot: held-out worlds (default: the suite's test worlds)."),
+    shots: str = typer.Option("0,5,10,20,40", help="kshot: adaptation steps at which to score."),
+    epochs: int = typer.Option(
+        50, help="Epochs (supervised: per world; multitask/kshot: total; continual: per world)."
+    ),
+    dim: int = typer.Option(64, help="Embedding size (the paper uses 200)."),
+    dropout: float = typer.Option(0.4, help="GAT and E-GAT dropout."),
+    batch_size: int = typer.Option(32, help="Graphs per batch."),
+    budget: float = typer.Option(
+        0,
+        help="Seconds per job (0: unlimited); a spent budget is status timeout, "
+        "scored with the best-validation model.",
+    ),
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (rows go under graphlog/)."),
+    address: str | None = typer.Option(
+        None, "--address", help="A Ray cluster (default: a private local Ray)."
+    ),
+    num_cpus: int | None = typer.Option(
+        None, "--num-cpus", min=1, help="CPUs of the local Ray (default: all)."
+    ),
+    max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),
+    rerun: bool = typer.Option(False, "--rerun", help="Run stored jobs again (newer rows supersede older)."),
+    as_json: bool = typer.Option(False, "--json", help="Print rows and summary as JSON, no progress."),
+) -> None:
+    """Run GraphLog setups x models x seeds as Ray jobs into the store; rerunning resumes."""
+    from orchestrator.graphlog_sweep import SweepSpec, run_graphlog_sweep, stored_rows, summarize
+    from orchestrator.progress import make_progress
+    from orchestrator.raysession import SchedulerError
+    from orchestrator.sweep import SweepError
+
+    spec = SweepSpec(
+        str(directory), _names(setups), _names(models), _numbers(seeds, "--seeds"), _names(worlds),
+        _names(heldout), _numbers(shots, "--shots"), epochs, dim, dropout, batch_size, budget,
+    )  # fmt: skip
+    try:
+        results = ResultStore(store)
+        jobs, result = run_graphlog_sweep(spec, results, rerun=rerun, address=address, num_cpus=num_cpus,
+                                          max_retries=max_retries, progress=make_progress(as_json))  # fmt: skip
+        rows = stored_rows(results, {j.job_id for j in jobs})
+    except (SweepError, SchedulerError, StoreError) as e:
+        raise _fail(str(e)) from None
+    summary = summarize(rows)
+    if as_json:
+        sweep = {"planned": result.planned, "skipped": result.skipped, "statuses": result.statuses,
+                 "wall_s": round(result.wall_s, 3), "interrupted": result.interrupted}  # fmt: skip
+        _echo_json({"sweep": sweep, "summary": summary, "rows": rows})
+    else:
+        _print_summary(summary)
+    if result.interrupted:
+        raise typer.Exit(130)
+
+
+@graphlog_app.command("results")
+def results_cmd(
+    store: str = typer.Option(
+        DEFAULT_STORE, "--store", help="Results store written by `orch graphlog sweep`."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print rows and summary as JSON."),
+) -> None:
+    """Summarise the stored GraphLog sweep rows (each job's latest run): mean ± std over seeds."""
+    from orchestrator.graphlog_sweep import stored_rows, summarize
+
+    try:
+        rows = stored_rows(ResultStore(store))
+    except StoreError as e:
+        raise _fail(str(e)) from None
+    summary = summarize(rows)
+    if as_json:
+        _echo_json({"summary": summary, "rows": rows})
+    else:
+        _print_summary(summary)
+
+
+def _echo_json(obj: dict) -> None:
+    typer.echo(json.dumps(_finite(obj), indent=2, default=_json_default, allow_nan=False))
+
+
+def _acc(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def _print_summary(summary: dict) -> None:
+    if not summary["table"]:
+        console.print("no GraphLog sweep results")
+        return
+    groups = [(r["setup"], r["model"], r["k"]) for r in summary["table"]]
+    several = len(set(groups)) < len(groups)  # some setup x model ran with several settings
+    table = Table(title="GraphLog sweep: test accuracy, mean ± std over seeds")
+    for c in ("setup", "model", "k", "seeds", "test acc", "jobs") + (("settings",) if several else ()):
+        table.add_column(c)
+    for r in summary["table"]:
+        acc = _acc(r["test_acc_mean"]) + ("" if r["test_acc_std"] is None else f" ± {r['test_acc_std']:.3f}")
+        jobs = ", ".join(f"{s} {n}" for s, n in r["jobs"].items())
+        cells = [r["setup"], r["model"], "" if r["k"] is None else str(r["k"]), str(r["seeds"]), acc, jobs]
+        table.add_row(*cells, *((r["settings"],) if several else ()))
+    console.print(table)
+    for curve in summary["forgetting"]:
+        console.print(f"forgetting curve, continual {curve['model']} ({curve['settings']}):")
+        for s in curve["steps"]:
+            console.print(f"  after {s['world']}: current {_acc(s['current_acc'])}, "
+                          f"past mean {_acc(s['past_mean_acc'])} ({s['seeds']} seed(s))")  # fmt: skip
+    for f in summary["failures"]:
+        first = (f["error"] or "").splitlines()[0] if f["error"] else ""
+        errors.print(f"[red]{f['status']}[/red] {first}", highlight=False)

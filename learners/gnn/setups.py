@@ -98,7 +98,7 @@ def kshot(
 ) -> list[dict]:  # fmt: skip
     budget = Budget(budget_s)
     net = _net(cfg)
-    fit(net, pretrain, replace(tcfg, schedule=False), budget, sample_world_per_epoch=True)
+    hist = fit(net, pretrain, replace(tcfg, schedule=False), budget, sample_world_per_epoch=True)
     rows = []
     for w in heldout:
         adapted = clone(net)
@@ -120,6 +120,7 @@ def kshot(
                     "shots": k,
                     "test_acc": accuracy(adapted, w, "test"),
                     "adapt_s": time.perf_counter() - started,
+                    "timeout": hist.stopped_by_budget,  # of the pre-training (adaptation is unbudgeted)
                 }
             )
     return rows

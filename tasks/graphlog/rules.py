@@ -11,8 +11,11 @@ their own inverse, rj = inv(ri)), not the 76 the paper reports; the text does no
 are thinned. We therefore (a) visit heads in a seeded random order, so that heads are spread over
 the relations instead of all being r0/r1, and (b) keep ``n_rules`` (default 76) of the consistent
 rules, drawn in inverse pairs from a seeded permutation so that the kept set stays closed under
-inversion. Both constraints of the paper hold for the result: no two rules share a body, and no
-rule's head occurs in its own body.
+inversion, with at most ceil(n_rules / K) rules per head where the pairs allow it. Balanced heads
+are what Table 6 implies: its worlds have 16.3 classes from 20 rules, so a world's heads are
+nearly all distinct. Then (c) the kept rules are randomly permuted, as Algorithm 2's text says,
+so a window is not made of inverse pairs that share a symmetric head. Both constraints of the
+paper hold for the result: no two rules share a body, and no rule's head occurs in its own body.
 """
 
 from __future__ import annotations
@@ -98,14 +101,37 @@ def generate_rules(n_relations: int = 20, n_rules: int | None = 76, seed: int = 
         group = (r,) if partner is None or partner == r else (r, partner)
         seen.update(g.body for g in group)
         pairs.append(group)
+    chosen = _balanced_heads(pairs, n_relations, n_rules, rng)
+    return [chosen[int(i)] for i in rng.permutation(len(chosen))]
+
+
+def _balanced_heads(
+    pairs: list[tuple[Rule, ...]], n_relations: int, n_rules: int | None, rng: np.random.Generator
+) -> list[Rule]:
+    """``n_rules`` rules from inverse-pair groups in a seeded order, heads as even as possible.
+
+    A group is taken while no head would exceed the cap ceil(n_rules / K); passes with a cap one
+    higher follow until ``n_rules`` are taken (a symmetric head's pair counts twice).
+    """
+    order = [pairs[int(p)] for p in rng.permutation(len(pairs))]
+    if n_rules is None:
+        return [r for group in order for r in group]
     chosen: list[Rule] = []
-    for p in rng.permutation(len(pairs)):
-        if n_rules is not None and len(chosen) >= n_rules:
-            break
-        group = pairs[int(p)]
-        if n_rules is not None and len(chosen) + len(group) > n_rules:
-            group = group[:1]
-        chosen.extend(group)
+    taken: set[int] = set()
+    per_head = np.zeros(n_relations, dtype=int)
+    cap = -(-n_rules // n_relations)
+    while len(chosen) < n_rules and len(taken) < len(order):
+        for g, group in enumerate(order):
+            if g in taken or len(chosen) >= n_rules:
+                continue
+            group = group[: n_rules - len(chosen)]
+            heads = np.bincount([r.head for r in group], minlength=n_relations)
+            if (per_head + heads).max() > cap:
+                continue
+            taken.add(g)
+            per_head += heads
+            chosen.extend(group)
+        cap += 1
     return chosen
 
 
