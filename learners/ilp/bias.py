@@ -22,6 +22,7 @@ constants spelled by :func:`learners.ilp.program.asp_constant`, the evaluator's 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from learners.ilp.program import asp_constant
@@ -89,6 +90,18 @@ class Clause:
     def safe(self) -> bool:
         return all(a in self.bound() for a in self.head_args if isinstance(a, int))
 
+    def singletons(self) -> int:
+        """Variables that occur once: a literal joined to nothing else by them.
+
+        A tie-break between equally short rules (the one whose literals share variables is the
+        better guess: ``r(X, Y) :- p(X, Z), q(Z, Y)`` over ``r(X, Y) :- p(X, Z), q(W, Y)``), not a
+        ban: rules like ``terminal :- true_cell(X, Y, b)`` need them.
+        """
+        seen = Counter(a for a in self.head_args if isinstance(a, int))
+        for lit in self.body:
+            seen.update(a for a in lit.args if isinstance(a, int))
+        return sum(1 for n in seen.values() if n == 1)
+
     def key(self) -> tuple:
         """Identity up to the order of body literals."""
         return (self.head_args, frozenset(self.body))
@@ -146,8 +159,20 @@ class Bias:
     constants: dict[str, list[str]] = field(default_factory=dict)
     settings: Settings = field(default_factory=Settings)
 
+    def __post_init__(self) -> None:
+        self._declared = {c for cs in self.constants.values() for c in cs}
+
     def compatible(self, a: str, b: str) -> bool:
         return self.family.get(a, a) == self.family.get(b, b)
+
+    def may_name(self, constant: str) -> bool:
+        """Whether a rule may mention ``constant``: one the signature declares (of any type), or
+        any constant when there is no signature.
+
+        Why: an example's other constants are labels of that example alone (GraphLog's node names
+        ``n4``); a rule that names one fits its seed and means nothing anywhere else.
+        """
+        return not self.constants or constant in self._declared
 
 
 def _families(signature: object) -> dict[str, str]:

@@ -123,21 +123,28 @@ class Pool:
         hit = np.isin(keys, self.positives, assume_unique=True)
         if not hit.any():
             return None
-        return ScoredRule(text, clause.length, keys[hit], keys[~hit])
+        return ScoredRule(text, clause.length, keys[hit], keys[~hit], clause.singletons())
 
     def add_consistent(self, rule: ScoredRule) -> bool:
-        """Keep ``rule`` unless a rule no longer than it covers a superset of its positives."""
+        """Keep ``rule`` unless a rule no costlier than it covers a superset of its positives.
+
+        Cost is (length, singleton variables): the solver's order of preference.
+        """
         for other in self.consistent:
-            if other.length <= rule.length and len(other.pos) >= len(rule.pos):
+            if _cost(other) <= _cost(rule) and len(other.pos) >= len(rule.pos):
                 if np.isin(rule.pos, other.pos, assume_unique=True).all():
                     return False
         self.consistent = [
             o
             for o in self.consistent
-            if not (rule.length <= o.length and np.isin(o.pos, rule.pos, assume_unique=True).all())
+            if not (_cost(rule) <= _cost(o) and np.isin(o.pos, rule.pos, assume_unique=True).all())
         ]
         self.consistent.append(rule)
         return True
+
+
+def _cost(rule: ScoredRule) -> tuple[int, int]:
+    return rule.length, rule.singletons
 
 
 @dataclass

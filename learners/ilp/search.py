@@ -147,7 +147,8 @@ class Search:
         known = set(self.bottom.by_const)
         args: list = []
         for j, c in enumerate(seed_args):
-            args.append(j if c in known else c)  # a constant no body atom can bind stays a constant
+            # a constant no body atom can bind stays a constant (if the language may name it)
+            args.append(j if c in known or not self.bias.may_name(c) else c)
         clause = Clause(head_pred, tuple(args), (), tuple(self.bias.head_types))
         return self._node(clause, tuple(seed_args), Table.unit())
 
@@ -158,7 +159,7 @@ class Search:
         bound = c.bound()
         head_vars = [a for a in c.head_args if isinstance(a, int)]
         for j, a in enumerate(c.head_args):
-            if isinstance(a, int) and a not in bound:
+            if isinstance(a, int) and a not in bound and bias.may_name(theta[a]):
                 args = c.head_args[:j] + (theta[a],) + c.head_args[j + 1 :]
                 yield Clause(c.head_pred, args, c.body, c.types), theta, None
         if len(c.body) >= self.s.max_body:
@@ -198,7 +199,8 @@ class Search:
             options = []
             for cst, t in zip(consts, types, strict=True):
                 link = [v for v in const_vars.get(cst, []) if bias.compatible(c.types[v], t)]
-                options.append(link + [cst] if link else [NEW, cst])
+                named = [cst] if bias.may_name(cst) else []
+                options.append(link + named if link else [NEW, *named])
             for combo in itertools.product(*options):
                 n_const = sum(1 for a in combo if isinstance(a, str))
                 if n_const == len(combo):
@@ -390,7 +392,7 @@ class Search:
         return self._result(consistent[:max_results], [], False)
 
     def _result(self, consistent: list[Node], partial: list[Node], timed_out: bool) -> SearchResult:
-        consistent.sort(key=lambda n: (-n.pos, n.clause.length))
+        consistent.sort(key=lambda n: (-n.pos, n.clause.length, n.clause.singletons()))
         partial.sort(key=lambda n: (-n.score, n.clause.length))
         return SearchResult(
             [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out

@@ -8,7 +8,8 @@ only a weighted cover problem; it never grounds a rule body.
   the constraint "every relevant example is covered" of step ``K`` is switched on by the external
   ``act(K)`` (and the previous step's is released). Nothing is re-grounded. Only rules that cover
   no negative are given, so the optimum covers every coverable relevant example (priority 2) with
-  the fewest literals (priority 1): ILASP's shortest hypothesis.
+  the fewest literals (priority 1): ILASP's shortest hypothesis; among equally short ones, the
+  fewest singleton variables (priority 0).
 * :func:`best_partial_cover` is the fallback when no consistent hypothesis covers every training
   positive: over *all* training examples, minimise ``N*fn + P*fp`` (which is ``1 - balanced
   accuracy`` up to scale) then length, with rules that may cover negatives. Examples covered by
@@ -33,6 +34,16 @@ class ScoredRule:
     length: int
     pos: np.ndarray
     neg: np.ndarray
+    singletons: int = 0  # tie-break only (priority 0): see Clause.singletons
+
+
+def _choice(r: int, rule: ScoredRule) -> str:
+    """Rule ``r`` may be selected at the cost of its literals (priority 1) and, among equally short
+    hypotheses, of its singleton variables (priority 0)."""
+    text = f"{{sel({r})}}. :~ sel({r}). [{rule.length}@1,{r}]"
+    if rule.singletons:
+        text += f" :~ sel({r}). [{rule.singletons}@0,s{r}]"
+    return text
 
 
 def _solve(ctl: clingo.Control, seconds: float) -> tuple[list[int] | None, bool]:
@@ -72,7 +83,7 @@ class RelevantCover:
         self.examples += list(examples)
         lines = [f"#external act({k})."]
         for r in range(old_rules, len(self.rules)):
-            lines.append(f"{{sel({r})}}. :~ sel({r}). [{self.rules[r].length}@1,{r}]")
+            lines.append(_choice(r, self.rules[r]))
         ex = np.asarray(self.examples, dtype=np.int64)
         for r, rule in enumerate(self.rules):
             first = 0 if r >= old_rules else old_examples  # old rules: only the new examples
@@ -123,7 +134,7 @@ def best_partial_cover(rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seco
     w_pos, w_neg = max(1, n_neg // scale), max(1, n_pos // scale)
     lines = ["#show sel/1."]
     for r, rule in enumerate(rules):
-        lines.append(f"{{sel({r})}}. :~ sel({r}). [{rule.length}@1,{r}]")
+        lines.append(_choice(r, rule))
     for c, (n, owners) in enumerate(pos_classes):
         lines += [f"p({c}) :- sel({r})." for r in owners]
         lines.append(f":~ not p({c}). [{n * w_pos}@2,p{c}]")

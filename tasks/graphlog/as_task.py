@@ -63,14 +63,17 @@ def graph_atoms(g: GraphSet, i: int) -> list[str]:
 
 
 def world_signature(n_relations: int, classes: list[int]) -> Signature:
-    """A type signature for the encoding: one type ``node`` whose only constants are ``u`` and ``v``.
+    """A type signature for the encoding: one type ``node`` that declares no constants.
 
-    Why: the other node names (``n4``) are arbitrary per graph, so a learner that reads constants
-    from the signature (the ILP bias) must not put them in rules.
+    Why: node names are labels of one query graph (``n4`` here is unrelated to ``n4`` there), and
+    even ``u`` and ``v`` only mark the query: a rule that names them (``rel_r7(u, Y) :- ...``)
+    fits the examples but cannot be applied to a derived edge, so rules learned from this
+    encoding would not compose. A learner that takes its constants from the signature (the ILP
+    bias) therefore writes all-variable rules, the shape of the world's own rules.
     """
     edges = ", ".join(relation_name(r) for r in range(n_relations))
     targets = ", ".join(target_predicate(r) for r in classes)
-    text = f"{edges}, query, {targets} :: node -> node -> bool.\nu, v :: node.\n"
+    text = f"{edges}, query, {targets} :: node -> node -> bool.\n"
     return parse_typ(text, name="graphlog")
 
 
