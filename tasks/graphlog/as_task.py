@@ -12,7 +12,8 @@ Why this shape: each flattened predicate ``rel_rK`` is one orchestrator job, and
 ``[ri, rj] => rk`` is literally the clause ``rel_rk(X, Y) :- ri(X, Z), rj(Z, Y).`` -- the kind of
 definition ``ilasp`` searches for, with no constants in the rule. The resolution path is the
 unique shortest u-v path (the sampler guarantees it), so on 2-hop queries that clause is exact;
-longer paths need recursion (composing derived relations), which is the GNN's job.
+longer paths need the rules applied recursively (composing derived relations), which
+:mod:`tasks.graphlog.closure` does for any learned program.
 """
 
 from __future__ import annotations
