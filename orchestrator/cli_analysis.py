@@ -126,6 +126,29 @@ def predictive_command(
     typer.echo(render({"predictive power": rows}, fmt))
 
 
+@analyse_app.command("compose")
+def compose_command(
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (directory or URI)."),
+    dataset: str | None = typer.Option(
+        None, "--dataset", help="Override the graphlog:DIR stored with the rows."
+    ),
+    split: str = typer.Option("test", "--split", help="Query graphs to score: train, valid or test."),
+    fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
+) -> None:
+    """GraphLog: each rule-based run's learned rules applied recursively to the world's graphs.
+
+    A run's per-class programs (rel_rK) are joined into one, rel_rK feeds rK, and the closure is
+    computed per query graph (orchestrator/compose.py): exact = only the true relation derived,
+    resolved = it is derived, ambiguous = several are. One-step scores are in orch report.
+    """
+    from orchestrator.compose import score_composed
+
+    rows = score_composed(ResultStore(store), dataset, split)
+    if not rows:
+        typer.echo("no rule-based runs on a graphlog: dataset in the store", err=True)
+    typer.echo(render({"rules applied recursively": rows}, fmt))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``select``, ``compare`` and ``analyse`` to the ``orch`` app."""
     app.command("select")(select)

@@ -177,7 +177,7 @@ def predictive_power(
 PREDICTIVE_DIR = "predictive"
 
 
-def _rule_model(text: str | None, name: str):
+def rule_model(text: str | None, name: str):
     """A RuleModel for stored rules, or None when the stored text is a description, not rules."""
     from learners.ilp.evaluate import RuleModel
 
@@ -209,7 +209,7 @@ def score_store(store, dataset: str | None = None, split: str = "test") -> list[
     for (sweep, ds, game, learner, seed, repeat), models in sorted(runs.items(), key=str):
         if not models.get("legal") or not models.get("next"):
             continue
-        parts = {t: [_rule_model(m, f"{learner} {t}") for m in models[t]] for t in ("legal", "next")}
+        parts = {t: [rule_model(m, f"{learner} {t}") for m in models[t]] for t in ("legal", "next")}
         if any(m is None for ms in parts.values() for m in ms):
             continue
         from learners.ilp.evaluate import RuleModel
