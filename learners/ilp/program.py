@@ -21,6 +21,7 @@ from collections.abc import Iterable
 import clingo
 import clingo.ast as ast
 
+from tasks.asp import rejection
 from tasks.gdl.terms import IDENT, INTEGER  # one spelling of constants for GDL and learned rules
 from tasks.task import parse_atom
 
@@ -83,18 +84,10 @@ def _source_lines(text: str, message: str) -> str:
 
 
 def check_rules(rules: str, what: str = "rules") -> None:
-    """Parse and ground ``rules`` on no data; a :class:`RuleError` quotes clingo and the bad rule.
-
-    Grounding without facts is cheap and is where clingo reports unsafe variables.
-    """
-    messages: list[str] = []
-    ctl = clingo.Control(["--warn=none"], logger=lambda _code, msg: messages.append(msg))
-    try:
-        ctl.add("base", [], rules)
-        ctl.ground([("base", [])])
-    except RuntimeError as e:
-        detail = "".join(messages).strip() or str(e)
-        raise RuleError(f"clingo rejects the {what}: {detail}\n{_source_lines(rules, detail)}") from None
+    """Parse and ground ``rules`` on no data; a :class:`RuleError` quotes clingo and the bad rule."""
+    detail = rejection(rules)
+    if detail is not None:
+        raise RuleError(f"clingo rejects the {what}: {detail}\n{_source_lines(rules, detail)}")
 
 
 Signature = tuple[str, int]

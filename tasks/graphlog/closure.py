@@ -36,6 +36,7 @@ import clingo
 import clingo.ast as ast
 import numpy as np
 
+from tasks.asp import rejection
 from tasks.graphlog.as_task import node_name
 from tasks.graphlog.graphs import GraphSet
 from tasks.graphlog.rules import Rule
@@ -83,14 +84,9 @@ def program_text(rules: str | Iterable[Rule]) -> str:
 
 def _check(text: str) -> None:
     """Parse and ground the original text without facts: clingo reports syntax and unsafe variables."""
-    messages: list[str] = []
-    ctl = clingo.Control(["--warn=none"], logger=lambda _code, msg: messages.append(msg))
-    try:
-        ctl.add("base", [], text)
-        ctl.ground([("base", [])])
-    except RuntimeError as e:
-        detail = "".join(messages).strip() or str(e)
-        raise ClosureError(f"clingo rejects the clauses: {detail}") from None
+    detail = rejection(text)
+    if detail is not None:
+        raise ClosureError(f"clingo rejects the clauses: {detail}")
 
 
 class _AddGraph(ast.Transformer):
