@@ -101,6 +101,8 @@ def accuracy(worlds, args: argparse.Namespace) -> list[dict]:
             cfg = NetConfig(rep=rep, comp=comp, dim=args.dim, seed=seed)
             if args.dropout is not None:
                 cfg = replace(cfg, rep_dropout=args.dropout, egat_dropout=args.dropout)
+            if args.random_nodes:
+                cfg = replace(cfg, query_markers=False)
             res = setups.supervised(worlds, cfg, TrainConfig(epochs=args.epochs, seed=seed))
             for r in res:
                 w = next(x for x in worlds if x.name == r["world"])
@@ -310,6 +312,11 @@ def main() -> None:
     ap.add_argument(
         "--dropout", type=float, default=None, help="GAT/E-GAT dropout (default: the paper's 0.4)"
     )
+    ap.add_argument(
+        "--random-nodes",
+        action="store_true",
+        help="the paper's node initialisation (random features, no learned u/v markers)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="generator seed")
     ap.add_argument(
         "--model-seeds",
@@ -345,7 +352,8 @@ def main() -> None:
             args.json,
             f"supervised accuracy, worlds {world_ids(args)}, seeds {args.model_seeds}, {sizes}, "
             f"{args.epochs} epochs, dim {args.dim}, "
-            f"dropout {'paper (0.4)' if args.dropout is None else args.dropout}",
+            f"dropout {'paper (0.4)' if args.dropout is None else args.dropout}"
+            + (", random node features" if args.random_nodes else ""),
         )
         summary = []
         for rep, comp in MODELS:

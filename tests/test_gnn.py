@@ -56,6 +56,19 @@ def test_loss_falls_on_a_tiny_world(tiny_worlds):
     assert accuracy(net, w, "train") > 0.4
 
 
+def test_paper_node_initialisation_is_random_in_training_and_fixed_in_evaluation(tiny_worlds):
+    w = WorldData.of_world(tiny_worlds[0])
+    torch.manual_seed(0)
+    net = GraphLogNet(NetConfig(rep="param", comp="egat", dim=16, egat_layers=2, query_markers=False))
+    b = collate(w.splits["train"], np.arange(8), torch.device("cpu"))
+    net.eval()
+    assert torch.equal(net(w, b), net(w, b))  # repeatable predictions
+    net.train()
+    assert not torch.equal(net(w, b), net(w, b))  # fresh noise per training step
+    net(w, b)[:, w.classes].sum().backward()
+    assert net.marker.grad is None and net.node.grad is None  # learned start vectors unused
+
+
 def test_setups_produce_rows(tiny_worlds):
     ws = [WorldData.of_world(w) for w in tiny_worlds]
     cfg, tcfg = NetConfig(rep="param", comp="rgcn", dim=16), TrainConfig(epochs=2)

@@ -13,7 +13,8 @@
 
 One deviation, stated: the paper initialises query-graph nodes at random; we start every node from
 one learned vector and add learned markers to u and v. This keeps predictions deterministic and
-makes the query explicit to message passing.
+makes the query explicit to message passing. ``NetConfig(query_markers=False)`` is the paper's
+form (seeded random features per node).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class NetConfig:
     rep_standardize: bool = (
         True  # ours: standardise relation vectors across relations (see GraphRepresentation)
     )
+    # ours: query nodes start from a learned vector plus learned u/v markers; False is the paper's
+    # form, every node starting from random features (seeded, so predictions are repeatable)
+    query_markers: bool = True
     egat_layers: int = 6
     egat_heads: int = 2
     egat_dropout: float = 0.4
@@ -215,8 +219,13 @@ class GraphLogNet(nn.Module):
 
     def forward(self, world: WorldData, b: Batch) -> torch.Tensor:
         r = self.rep(world)
-        h = self.node.expand(b.n_nodes, -1).clone()
-        h[b.query_u] = h[b.query_u] + self.marker[0]
-        h[b.query_v] = h[b.query_v] + self.marker[1]
+        if self.cfg.query_markers:
+            h = self.node.expand(b.n_nodes, -1).clone()
+            h[b.query_u] = h[b.query_u] + self.marker[0]
+            h[b.query_v] = h[b.query_v] + self.marker[1]
+        else:
+            # fresh noise per training step (global RNG, seeded per run); fixed noise when evaluating
+            gen = None if self.training else torch.Generator().manual_seed(self.cfg.seed)
+            h = torch.randn(b.n_nodes, self.cfg.dim, generator=gen).to(r.device, r.dtype)
         h = self.comp(h, r, b)
         return self.classifier(torch.cat([h[b.query_u], h[b.query_v]], -1)) + world.class_mask(h.device)
