@@ -124,7 +124,6 @@ def accuracy(worlds, args: argparse.Namespace) -> list[dict]:
 
 def knn(args: argparse.Namespace) -> list[dict]:
     from learners import Budget, make_learner
-    from learners.metrics import evaluate, pool
     from tasks.graphlog.as_task import world_task
     from tasks.graphlog.generator import GeneratorConfig, generate_suite
 
@@ -133,12 +132,7 @@ def knn(args: argparse.Namespace) -> list[dict]:
     for w in generate_suite(cfg, world_ids(args)):
         task = world_task(w)
         model = make_learner("knn5").fit(task, Budget(60))
-        pred = model.predict(task, task.splits["test"])
-        pred = np.asarray(pred.todense() if hasattr(pred, "todense") else pred)
-        pos = task.splits["test"].positives.toarray()
-        # Exact-match accuracy over queries (a prediction is right when it marks only the true relation).
-        acc = float(np.mean([(p == y).all() for p, y in zip(pred, pos, strict=True)]))
-        bacc = pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
+        acc, bacc = _query_scores(task, model, "test")
         rows.append({"model": "knn5", "world": w.name, "test_exact_acc": acc, "test_balanced_acc": bacc})
     return rows
 

@@ -52,6 +52,17 @@ def _ints(text: str | None) -> list[int] | None:
         raise _fail(f"--worlds expects world indices like 0,1,2, got {text!r}") from None
 
 
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+
+
+def _numbers(text: str, option: str) -> tuple[int, ...]:
+    try:
+        return tuple(dict.fromkeys(int(n) for n in _names(text)))
+    except ValueError:
+        raise _fail(f"{option} expects integers like 0,1,2, got {text!r}") from None
+
+
 @graphlog_app.command()
 def generate(
     directory: Path = typer.Argument(..., help="Where to write the suite (created)."),
@@ -169,42 +180,29 @@ def train_cmd(
 ) -> None:
     """Train and evaluate a GNN in one of the paper's setups; results as a table, JSON or Parquet."""
     from learners.gnn import setups
-    from learners.gnn.modules import COMPOSITIONS, REPRESENTATIONS, NetConfig
+    from learners.gnn.modules import net_config
     from learners.gnn.train import TrainConfig
 
-    rep, _, comp = model.partition("-")
-    if rep not in REPRESENTATIONS or comp not in COMPOSITIONS:
-        raise _fail(
-            f"--model {model!r}: expected <rep>-<comp> with rep in {REPRESENTATIONS}, comp in {COMPOSITIONS}"
-        )
+    try:
+        cfg = net_config(model, dim=dim, seed=seed, dropout=dropout)
+    except ValueError as e:
+        raise _fail(f"--model: {e}") from None
     if setup not in setups.SETUPS:
         raise _fail(f"--setup {setup!r}: expected one of {', '.join(setups.SETUPS)}")
-    cfg = NetConfig(rep=rep, comp=comp, dim=dim, seed=seed, rep_dropout=dropout, egat_dropout=dropout)
     tcfg = TrainConfig(epochs=epochs, batch_size=batch_size, seed=seed)
-    limit = budget or None
-    data = _load(directory, worlds)
-    if setup == "supervised":
-        rows = setups.supervised(data, cfg, tcfg, limit)
-    elif setup == "multitask":
-        rows = setups.multitask(data, cfg, tcfg, limit)
-    elif setup == "continual":
-        rows = setups.continual(data, cfg, tcfg, limit)
-    else:
-        if heldout:
-            held = _load(directory, heldout)
-        else:
-            suite = _suite(directory)
-            names = [
-                w for w in suite.worlds() if getattr(suite, "index", {}).get(w, {}).get("role") == "test"
-            ]
-            if not names:
+    data, held = _load(directory, worlds), []
+    if setup == "kshot":
+        if not heldout:
+            heldout = ",".join(_suite(directory).with_role("test"))
+            if not heldout:
                 raise _fail("kshot needs --heldout worlds (this suite marks no test worlds)")
-            held = _load(directory, ",".join(names))
+        held = _load(directory, heldout)
         held_names = {w.name for w in held}
-        pre = [w for w in data if w.name not in held_names]
-        if not pre:
+        data = [w for w in data if w.name not in held_names]
+        if not data:
             raise _fail("kshot: every pre-training world is also held out; pass --worlds and --heldout")
-        rows = setups.kshot(pre, held, cfg, tcfg, [int(s) for s in shots.split(",") if s], limit)
+    steps = list(_numbers(shots, "--shots")) if setup == "kshot" else []
+    rows = setups.run(setup, data, cfg, tcfg, budget or None, held, steps)
     if out is not None:
         _write(rows, out, errors if as_json else console)
     if as_json:
@@ -262,17 +260,6 @@ def _print(rows: list[dict], setup: str) -> None:
 
 
 # --- sweeps on Ray (orchestrator/graphlog_sweep.py) -----------------------------------------------------
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-
-
-def _numbers(text: str, option: str) -> tuple[int, ...]:
-    try:
-        return tuple(dict.fromkeys(int(n) for n in _names(text)))
-    except ValueError:
-        raise _fail(f"{option} expects integers like 0,1,2, got {text!r}") from None
 
 
 @graphlog_app.command("sweep")

@@ -130,17 +130,6 @@ class GraphLogJob:
 # --- planning (on the driver, before Ray starts) ----------------------------------------------------
 
 
-def _check_model(model: str) -> None:
-    from learners.gnn.modules import COMPOSITIONS, REPRESENTATIONS
-
-    rep, _, comp = model.partition("-")
-    if rep not in REPRESENTATIONS or comp not in COMPOSITIONS:
-        raise SweepError(
-            f"unknown model {model!r}: expected <rep>-<comp> with rep in {', '.join(REPRESENTATIONS)}, "
-            f"comp in {', '.join(COMPOSITIONS)}"
-        )
-
-
 def _known(names: Sequence[str], suite_worlds: list[str], option: str) -> None:
     unknown = [w for w in names if w not in suite_worlds]
     if unknown:
@@ -165,8 +154,13 @@ def plan_jobs(spec: SweepSpec) -> list[GraphLogJob]:
             raise SweepError(f"unknown setup {s!r}: expected one of {', '.join(SETUPS)}")
     if not spec.models:
         raise SweepError("no model given (e.g. --models gat-egat,param-rgcn)")
+    from learners.gnn.modules import parse_model
+
     for m in spec.models:
-        _check_model(m)
+        try:
+            parse_model(m)
+        except ValueError as e:
+            raise SweepError(str(e)) from None
     if not spec.seeds:
         raise SweepError("no seed given (e.g. --seeds 0,1,2)")
     if spec.epochs < 1 or spec.dim < 1 or spec.batch_size < 1 or spec.budget_s < 0:
@@ -202,8 +196,7 @@ def plan_jobs(spec: SweepSpec) -> list[GraphLogJob]:
         held: list[str] = []
         groups = [[w] for w in worlds] if setup == "supervised" else [worlds]
         if setup == "kshot":
-            index = getattr(suite, "index", {})
-            held = list(spec.heldout) or [w for w in every if index.get(w, {}).get("role") == "test"]
+            held = list(spec.heldout) or suite.with_role("test")
             if not held:
                 raise SweepError("kshot needs --heldout worlds (this suite marks no test worlds)")
             if any(k < 0 for k in spec.shots) or not spec.shots:
@@ -256,7 +249,7 @@ def failed_rows(
 def _setup_rows(directory: str, job: GraphLogJob) -> list[dict]:
     from learners.gnn import setups
     from learners.gnn.data import WorldData
-    from learners.gnn.modules import NetConfig
+    from learners.gnn.modules import net_config
     from learners.gnn.train import TrainConfig
     from tasks.graphlog import GraphLogSource
 
@@ -265,14 +258,11 @@ def _setup_rows(directory: str, job: GraphLogJob) -> list[dict]:
     def load(names: Sequence[str]) -> list:
         return [WorldData.of_world(suite.load(n)) for n in names]
 
-    rep, _, comp = job.model.partition("-")
-    cfg = NetConfig(rep=rep, comp=comp, dim=job.dim, seed=job.seed, rep_dropout=job.dropout,
-                    egat_dropout=job.dropout)  # fmt: skip
+    cfg = net_config(job.model, dim=job.dim, seed=job.seed, dropout=job.dropout)
     tcfg = TrainConfig(epochs=job.epochs, batch_size=job.batch_size, seed=job.seed)
-    limit = job.budget_s or None
-    if job.setup == "kshot":
-        return setups.kshot(load(job.worlds), load(job.heldout), cfg, tcfg, list(job.shots), limit)
-    return getattr(setups, job.setup)(load(job.worlds), cfg, tcfg, limit)
+    return setups.run(
+        job.setup, load(job.worlds), cfg, tcfg, job.budget_s or None, load(job.heldout), job.shots
+    )
 
 
 def run_job(directory: str, job: GraphLogJob) -> list[dict]:

@@ -33,6 +33,17 @@ REPRESENTATIONS = ("param", "gcn", "gat")
 COMPOSITIONS = ("rgcn", "egat")
 
 
+def parse_model(name: str) -> tuple[str, str]:
+    """``<rep>-<comp>`` (e.g. ``gat-egat``) as (rep, comp); a ValueError names the choices."""
+    rep, _, comp = name.partition("-")
+    if rep not in REPRESENTATIONS or comp not in COMPOSITIONS:
+        raise ValueError(
+            f"unknown model {name!r}: expected <rep>-<comp> with rep in {', '.join(REPRESENTATIONS)}, "
+            f"comp in {', '.join(COMPOSITIONS)}"
+        )
+    return rep, comp
+
+
 @dataclass(frozen=True)
 class NetConfig:
     """Appendix E.2 defaults except ``dim`` (200 in the paper; smaller is much faster on CPU)."""
@@ -54,6 +65,12 @@ class NetConfig:
     egat_dropout: float = 0.4
     rgcn_layers: int = 2
     seed: int = 0
+
+
+def net_config(model: str, *, dim: int, seed: int, dropout: float) -> NetConfig:
+    """The configuration the CLI commands build from ``--model``, ``--dim``, ``--seed``, ``--dropout``."""
+    rep, comp = parse_model(model)
+    return NetConfig(rep=rep, comp=comp, dim=dim, seed=seed, rep_dropout=dropout, egat_dropout=dropout)
 
 
 class ParamRepresentation(nn.Module):
@@ -205,10 +222,7 @@ class GraphLogNet(nn.Module):
 
     def __init__(self, cfg: NetConfig):
         super().__init__()
-        if cfg.rep not in REPRESENTATIONS or cfg.comp not in COMPOSITIONS:
-            raise ValueError(
-                f"unknown GNN {cfg.rep}-{cfg.comp}: rep in {REPRESENTATIONS}, comp in {COMPOSITIONS}"
-            )
+        parse_model(f"{cfg.rep}-{cfg.comp}")
         self.cfg = cfg
         self.rep = ParamRepresentation(cfg) if cfg.rep == "param" else GraphRepresentation(cfg)
         self.comp = RGCNComposition(cfg) if cfg.comp == "rgcn" else EdgeGATComposition(cfg)

@@ -151,6 +151,19 @@ def continual(
     return rows
 
 
+def run(
+    setup: str, worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None,
+    heldout: list[WorldData] = (), shots: list[int] = (0, 5, 10, 20, 40),
+) -> list[dict]:  # fmt: skip
+    """One setup by name; ``kshot`` pre-trains on ``worlds`` and adapts to ``heldout`` at ``shots``."""
+    if setup == "kshot":
+        return kshot(worlds, list(heldout), cfg, tcfg, list(shots), budget_s)
+    by_name = {"supervised": supervised, "multitask": multitask, "continual": continual}
+    if setup not in by_name:
+        raise ValueError(f"unknown setup {setup!r}: expected one of {', '.join(SETUPS)}")
+    return by_name[setup](worlds, cfg, tcfg, budget_s)
+
+
 def forgetting_curve(rows: list[dict]) -> list[dict]:
     """Per step of a continual run: current-world accuracy and mean accuracy on the past worlds."""
     out = []

@@ -37,7 +37,7 @@ import clingo.ast as ast
 import numpy as np
 
 from tasks.asp import rejection
-from tasks.graphlog.as_task import node_name
+from tasks.graphlog.as_task import graph_atoms, node_name
 from tasks.graphlog.graphs import GraphSet
 from tasks.graphlog.rules import Rule
 
@@ -168,19 +168,13 @@ def compile_program(rules: str | Iterable[Rule]) -> tuple[str, set[int]]:
 
 
 def graph_facts(graphs: GraphSet, i: int, gid: int | None = None) -> str:
-    """Graph ``i`` as facts under id ``gid`` (default ``i``): nodes, edges and ``query(G, u, v)``."""
+    """Graph ``i`` as facts under id ``gid`` (default ``i``): its Task-encoding atoms (edges and
+    ``query(u, v)``, :func:`tasks.graphlog.as_task.graph_atoms`) with the id first, and its nodes."""
     gid = i if gid is None else gid
     u, v = int(graphs.query_u[i]), int(graphs.query_v[i])
-    a, b = graphs.edge_ptr[i], graphs.edge_ptr[i + 1]
-    names = [node_name(n, u, v) for n in range(int(graphs.n_nodes[i]))]
-    parts = [f"graph__({gid}).", f"query({gid},u,v)."]
-    parts += [f"node__({gid},{n})." for n in names]
-    parts += [
-        f"r{r}({gid},{names[s]},{names[d]})."
-        for s, r, d in zip(
-            graphs.src[a:b].tolist(), graphs.rel[a:b].tolist(), graphs.dst[a:b].tolist(), strict=True
-        )
-    ]
+    parts = [f"graph__({gid})."]
+    parts += [f"node__({gid},{node_name(n, u, v)})." for n in range(int(graphs.n_nodes[i]))]
+    parts += [atom.replace("(", f"({gid},", 1) + "." for atom in graph_atoms(graphs, i)]
     return " ".join(parts)
 
 

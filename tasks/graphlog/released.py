@@ -130,6 +130,10 @@ class ReleasedSuite:
     def worlds(self) -> list[str]:
         return list(self._worlds)
 
+    def with_role(self, role: str) -> list[str]:
+        """None: the released layout marks no world roles."""
+        return []
+
     def split_files(self, world: str) -> dict[str, Path]:
         if world not in self._worlds:
             raise KeyError(f"{self.root}: no world {world!r}")

@@ -144,6 +144,10 @@ class Suite:
     def worlds(self) -> list[str]:
         return sorted(self.index, key=lambda w: self.index[w]["index"])
 
+    def with_role(self, role: str) -> list[str]:
+        """The worlds marked ``role`` (train, valid or test, as in Table 6), in index order."""
+        return [w for w in self.worlds() if self.index[w].get("role") == role]
+
     def meta(self, world: str) -> dict:
         if world not in self.index:
             raise KeyError(f"{self.root}: no world {world!r}; worlds are {', '.join(self.worlds()[:5])}, ...")
