@@ -15,13 +15,8 @@ predicates were joined (``predicates``) out of the world's ``classes``.
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from orchestrator.predictive import rule_model
+from orchestrator.predictive import RUN, cached_source, rule_model, stored_runs
 from orchestrator.store import ResultStore
-
-RUN = ("sweep", "dataset", "game", "learner", "seed", "repeat")
-USABLE = ("ok", "timeout")  # a timeout's model is its best so far, a real program
 
 
 def score_composed(store: ResultStore, dataset: str | None = None, split: str = "test") -> list[dict]:
@@ -33,20 +28,17 @@ def score_composed(store: ResultStore, dataset: str | None = None, split: str = 
     """
     from tasks.graphlog.as_task import TARGET
     from tasks.graphlog.closure import closure, score
-    from tasks.sources import open_source
 
-    rows = store.latest([*RUN, "target", "predicate", "status", "model"]).to_pylist()
-    runs: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if str(r["dataset"]).startswith("graphlog:") and r["target"] == TARGET and r["status"] in USABLE:
-            runs[tuple(r[k] for k in RUN)].append(r)
+    def keep(r: dict) -> bool:
+        return str(r["dataset"]).startswith("graphlog:") and r["target"] == TARGET
+
     out, sources = [], {}
-    for key, members in sorted(runs.items(), key=str):
+    for key, members in stored_runs(store, keep).items():
         models = [m for r in members if (m := rule_model(r["model"], r["learner"])) is not None]
         if not models:
             continue  # KNN, GNNs: their stored models are descriptions
         run = dict(zip(RUN, key, strict=True))
-        source = sources.setdefault(dataset or run["dataset"], open_source(dataset or run["dataset"]))
+        source = cached_source(sources, dataset or run["dataset"])
         graphs = source.suite.load(run["game"]).splits.get(split)
         if graphs is None:
             raise ValueError(f"{run['game']} has no {split!r} split (splits: train, valid, test)")

@@ -189,49 +189,57 @@ def rule_model(text: str | None, name: str):
         return None
 
 
+RUN = ("sweep", "dataset", "game", "learner", "seed", "repeat")
+"""What identifies a run: one learner's jobs over the predicates of a game (one seed and repeat)."""
+
+SCORED = ("ok", "timeout")
+"""Statuses whose stored model is real (a timeout's is the best found within its budget)."""
+
+
+def stored_runs(store, keep) -> dict[tuple, list[dict]]:
+    """The store's latest scored job rows for which ``keep(row)`` holds, grouped by :data:`RUN`."""
+    rows = store.latest([*RUN, "target", "predicate", "status", "model"]).to_pylist()
+    runs: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["status"] in SCORED and keep(r):
+            runs[tuple(r[k] for k in RUN)].append(r)
+    return dict(sorted(runs.items(), key=str))
+
+
+def cached_source(sources: dict, spec: str):
+    """``open_source(spec)``, opened once per spec across the runs of one analysis."""
+    from tasks.sources import open_source
+
+    if spec not in sources:
+        sources[spec] = open_source(spec)
+    return sources[spec]
+
+
 def score_store(store, dataset: str | None = None, split: str = "test") -> list[dict]:
     """Predictive power of every rule-based run in ``store`` that has both legal and next rows.
 
     A run is (sweep, dataset, game, learner, seed, repeat); its legal (next) model is the union of
     the stored rules of its legal_* (next_*) jobs. ``dataset`` overrides the stored dataset path.
     """
-    from tasks.sources import open_source
+    from learners.ilp.evaluate import RuleModel
 
-    rows = store.latest(
-        ["sweep", "dataset", "game", "target", "predicate", "learner", "seed", "repeat", "status", "model"]
-    ).to_pylist()
-    runs: dict[tuple, dict[str, list[str | None]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        if r["target"] in ("legal", "next") and r["status"] in ("ok", "timeout"):
-            key = (r["sweep"], r["dataset"], r["game"], r["learner"], r["seed"], r["repeat"])
-            runs[key][r["target"]].append(r["model"])
     out, sources = [], {}
-    for (sweep, ds, game, learner, seed, repeat), models in sorted(runs.items(), key=str):
-        if not models.get("legal") or not models.get("next"):
+    for key, rows in stored_runs(store, lambda r: r["target"] in ("legal", "next")).items():
+        run = dict(zip(RUN, key, strict=True))
+        learner, game = run["learner"], run["game"]
+        models = {t: [r["model"] for r in rows if r["target"] == t] for t in ("legal", "next")}
+        if not models["legal"] or not models["next"]:
             continue
         parts = {t: [rule_model(m, f"{learner} {t}") for m in models[t]] for t in ("legal", "next")}
         if any(m is None for ms in parts.values() for m in ms):
             continue
-        from learners.ilp.evaluate import RuleModel
-
         legal = RuleModel("\n".join(m.rules() for m in parts["legal"]), name=f"{learner} legal")
         nxt = RuleModel("\n".join(m.rules() for m in parts["next"]), name=f"{learner} next")
-        src_spec = dataset or ds
-        source = sources.setdefault(src_spec, open_source(src_spec))
+        source = cached_source(sources, dataset or run["dataset"])
         pp = predictive_power(
             legal, nxt, source.load_task(game, "legal"), source.load_task(game, "next"), split
         )
-        out.append(
-            {
-                "sweep": sweep,
-                "dataset": ds,
-                "game": game,
-                "learner": learner,
-                "seed": seed,
-                "repeat": repeat,
-                **pp.as_dict(),
-            }
-        )
+        out.append({**run, **pp.as_dict()})
     return out
 
 
@@ -251,5 +259,5 @@ def read_predictive(store) -> list[dict]:
     latest: dict[tuple, dict] = {}
     for path in store.files(PREDICTIVE_DIR):
         for r in pq.read_table(path, filesystem=store.fs).to_pylist():
-            latest[(r["sweep"], r["dataset"], r["game"], r["learner"], r["seed"], r["repeat"])] = r
+            latest[tuple(r[k] for k in RUN)] = r
     return list(latest.values())

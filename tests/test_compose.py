@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import pytest
+from store_rows import row
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from orchestrator.compose import score_composed
-from orchestrator.schema import COUNT_COLUMNS
 from orchestrator.store import ResultStore
 from tasks.graphlog.as_task import target_predicate
 from tasks.graphlog.generator import GeneratorConfig, generate_suite
 from tasks.graphlog.rules import generate_rules
 from tasks.graphlog.store import write_suite
 
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 CFG = GeneratorConfig(n_train=30, n_valid=10, n_test=40, seed=0)
 
 
@@ -29,14 +27,9 @@ def suite(tmp_path_factory):
     return root, worlds[0]
 
 
-def _row(dataset: str, learner: str, predicate: str, model: str, status: str = "ok") -> dict:
-    return {
-        "sweep": "s1", "job_id": f"{learner}-{predicate}", "dataset": dataset,
-        "dataset_fingerprint": "fp", "game": "rule_0", "target": "relation", "predicate": predicate,
-        "learner": learner, "params": {}, "seed": 0, "budget_s": 10.0, "status": status,
-        "attempt": 1, **{c: 0 for c in COUNT_COLUMNS}, "learn_s": 1.0, "eval_s": 0.1,
-        "peak_rss": 1, "node": "n", "started": T0, "finished": T0, "model": model, "extra": {},
-    }  # fmt: skip
+def _row(dataset: str, learner: str, predicate: str, model: str) -> dict:
+    return row(f"{learner}-{predicate}", dataset=dataset, game="rule_0", target="relation",
+               predicate=predicate, learner=learner, model=model)  # fmt: skip
 
 
 def _rows(dataset: str, learner: str, rules, drop: int | None = None) -> list[dict]:

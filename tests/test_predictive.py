@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from store_rows import row
 
-from orchestrator.predictive import PR, applicability, effects, macro, predictive_power, state_action_task
-from tasks.iggp import DatFile, task_from_dats
+from orchestrator.predictive import (
+    PR,
+    applicability,
+    effects,
+    macro,
+    predictive_power,
+    score_store,
+    state_action_task,
+)
+from orchestrator.store import ResultStore
+from tasks.iggp import DatFile, task_from_dats, write_dat
 
 # A one-role counter: state true_c(N); moves inc / stay; next_c(N+1) after inc, next_c(N) after stay.
 LEGAL = DatFile(
@@ -100,3 +110,29 @@ def test_effects_skip_actions_the_model_thinks_illegal(tasks):
     no_legal = predictive_power(Fixed({"legal": nothing}), Fixed({"next": truth}), legal, nxt)
     assert no_legal.applicability_precision == 1.0 and no_legal.applicability_recall == 0.0
     assert no_legal.joint_actions == 0 and (no_legal.effects_precision, no_legal.effects_recall) == (1.0, 1.0)
+
+
+def test_stored_runs_are_joined_and_scored(tmp_path):
+    """orch analyse predictive: a run's stored legal and next rules, read back from the store."""
+    for split in ("train", "validate", "test"):
+        (tmp_path / "data" / split).mkdir(parents=True)
+        write_dat(tmp_path / "data" / split / f"counter_legal_{split}.dat", LEGAL)
+        write_dat(tmp_path / "data" / split / f"counter_next_{split}.dat", NEXT)
+    rules = {
+        "legal": "legal(r,stay) :- true_c(N).\nlegal(r,inc) :- true_c(0).",
+        "next_c": "next_c(1) :- true_c(0), does(r,inc).\nnext_c(N) :- true_c(N), does(r,stay).",
+    }
+    rows = [
+        row(f"{learner}-{p}", dataset=str(tmp_path), game="counter", target=p.split("_")[0], predicate=p,
+            learner=learner, model=text if learner == "rules" else "knn1 over 3 training backgrounds")
+        for learner in ("rules", "knn1")
+        for p, text in rules.items()
+    ]  # fmt: skip
+    rows.append(row("failed", dataset=str(tmp_path), game="counter", target="next", predicate="next_c",
+                    learner="rules", status="error", model="garbage :- ."))  # fmt: skip
+    store = ResultStore(tmp_path / "store")
+    store.write(rows)
+    [got] = score_store(store)  # knn1's models are descriptions; the error row is not a model
+    assert got["learner"] == "rules" and got["game"] == "counter" and got["sweep"] == "s1"
+    assert (got["applicability_precision"], got["applicability_recall"]) == (1.0, 1.0)
+    assert (got["effects_precision"], got["effects_recall"]) == (1.0, 1.0)

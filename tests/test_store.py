@@ -14,40 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from store_rows import T0, row
 
-from orchestrator.schema import COUNT_COLUMNS, VERSION_KEY
+from orchestrator.schema import VERSION_KEY
 from orchestrator.store import SCHEMA, SCHEMA_VERSION, ResultStore, StoreError, scrub
-
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-
-
-def row(job_id: str, attempt: int = 1, status: str = "ok", **kw) -> dict:
-    """A complete, plausible result row."""
-    base = {
-        "sweep": "s1",
-        "job_id": job_id,
-        "dataset": "/data/iggp",
-        "dataset_fingerprint": "fp",
-        "game": "minimal_decay",
-        "target": "next",
-        "predicate": "next_value",
-        "learner": "knn5",
-        "params": {"k": 5},
-        "seed": 0,
-        "budget_s": 60.0,
-        "status": status,
-        "attempt": attempt,
-        **{c: i for i, c in enumerate(COUNT_COLUMNS)},
-        "learn_s": 1.5,
-        "eval_s": 0.25,
-        "peak_rss": 123456789,
-        "node": "10.0.0.1",
-        "started": T0,
-        "finished": T0 + dt.timedelta(seconds=attempt),
-        "model": "next_value(X) :- true_value(X).",
-        "extra": {"curve": [0.5, 0.75]},
-    }
-    return {**base, **kw}
 
 
 def test_round_trip_keeps_every_column_and_type(tmp_path: Path) -> None:

@@ -1,0 +1,38 @@
+"""A complete, plausible result row for tests that write a store by hand (no Ray run needed)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from orchestrator.schema import COUNT_COLUMNS
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def row(job_id: str, attempt: int = 1, status: str = "ok", **kw) -> dict:
+    """A complete, plausible result row."""
+    base = {
+        "sweep": "s1",
+        "job_id": job_id,
+        "dataset": "/data/iggp",
+        "dataset_fingerprint": "fp",
+        "game": "minimal_decay",
+        "target": "next",
+        "predicate": "next_value",
+        "learner": "knn5",
+        "params": {"k": 5},
+        "seed": 0,
+        "budget_s": 60.0,
+        "status": status,
+        "attempt": attempt,
+        **{c: i for i, c in enumerate(COUNT_COLUMNS)},
+        "learn_s": 1.5,
+        "eval_s": 0.25,
+        "peak_rss": 123456789,
+        "node": "10.0.0.1",
+        "started": T0,
+        "finished": T0 + dt.timedelta(seconds=attempt),
+        "model": "next_value(X) :- true_value(X).",
+        "extra": {"curve": [0.5, 0.75]},
+    }
+    return {**base, **kw}
