@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchestrator.raysession import ray_session
-from orchestrator.scheduler import SilentProgress, SweepResult, _stop_on_signals
+from orchestrator.scheduler import SilentProgress, SweepResult, stop_on_signals
 from orchestrator.store import ResultStore, StoreError, scrub
 from orchestrator.sweep import SweepError
 
@@ -400,7 +400,7 @@ def run_graphlog_sweep(
     if todo:
         with ray_session(address, num_cpus) as ray:
             try:
-                with _stop_on_signals() as stop:
+                with stop_on_signals() as stop:
                     _run_on_ray(ray, todo, directory, store, max_retries, progress, result, stop)
             except KeyboardInterrupt:
                 result.interrupted = True

@@ -464,7 +464,7 @@ def run_sweep(
     with ray_session(options.address, options.num_cpus) as ray:
         sched = _Scheduler(ray, todo, attempts, store, options, progress)
         try:
-            with _stop_on_signals() as stop:
+            with stop_on_signals() as stop:
                 sched.stop = stop
                 sched.run()
         except KeyboardInterrupt:
@@ -483,7 +483,7 @@ def run_sweep(
 
 
 @contextlib.contextmanager
-def _stop_on_signals():
+def stop_on_signals():
     """Ctrl-C and SIGTERM set an event that the scheduling loop checks on every turn.
 
     Installed after Ray has started, so no handler of Ray's replaces it, and a signal that arrives
