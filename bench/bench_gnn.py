@@ -67,7 +67,8 @@ def throughput(world, args: argparse.Namespace) -> list[dict]:
     n_test = len(world.splits["test"])
     for rep, comp in MODELS:
         torch.manual_seed(0)
-        net = GraphLogNet(NetConfig(rep=rep, comp=comp, dim=args.dim)).to(device)
+        cfg = NetConfig(rep=rep, comp=comp, dim=args.dim, reverse_messages=args.bidirectional)
+        net = GraphLogNet(cfg).to(device)
         opt = make_optimizer(net, TrainConfig())
         train_s, infer_s = [], []
         for r in range(args.repeats):
@@ -103,13 +104,15 @@ def accuracy(worlds, args: argparse.Namespace) -> list[dict]:
                 cfg = replace(cfg, rep_dropout=args.dropout, egat_dropout=args.dropout)
             if args.random_nodes:
                 cfg = replace(cfg, query_markers=False)
+            if args.bidirectional:
+                cfg = replace(cfg, reverse_messages=True)
             res = setups.supervised(worlds, cfg, TrainConfig(epochs=args.epochs, seed=seed))
             for r in res:
                 w = next(x for x in worlds if x.name == r["world"])
                 t = w.splits["test"].target
                 rows.append(
                     {
-                        "model": r["model"],
+                        "model": f"{rep}-{comp}",  # the title says which message directions
                         "world": r["world"],
                         "seed": seed,
                         "test_acc": r["test_acc"],
@@ -311,6 +314,11 @@ def main() -> None:
         action="store_true",
         help="the paper's node initialisation (random features, no learned u/v markers)",
     )
+    ap.add_argument(
+        "--bidirectional",
+        action="store_true",
+        help="messages also against edges (the -bi models); default: along edges only, as the paper",
+    )
     ap.add_argument("--seed", type=int, default=0, help="generator seed")
     ap.add_argument(
         "--model-seeds",
@@ -337,7 +345,10 @@ def main() -> None:
     sizes = f"train={args.train} valid={args.test} test={args.test}"
     if args.throughput:
         print_table(
-            throughput(worlds[0], args), args.json, f"GNN throughput on {worlds[0].name} ({sizes}), 1 thread"
+            throughput(worlds[0], args),
+            args.json,
+            f"GNN throughput on {worlds[0].name} ({sizes}), 1 thread, "
+            + ("messages both ways (-bi)" if args.bidirectional else "messages along edges"),
         )
     if args.accuracy:
         rows = accuracy(worlds, args)
@@ -347,7 +358,8 @@ def main() -> None:
             f"supervised accuracy, worlds {world_ids(args)}, seeds {args.model_seeds}, {sizes}, "
             f"{args.epochs} epochs, dim {args.dim}, "
             f"dropout {'paper (0.4)' if args.dropout is None else args.dropout}"
-            + (", random node features" if args.random_nodes else ""),
+            + (", random node features" if args.random_nodes else "")
+            + (", messages both ways (-bi)" if args.bidirectional else ", messages along edges"),
         )
         summary = []
         for rep, comp in MODELS:

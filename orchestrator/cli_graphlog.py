@@ -155,7 +155,10 @@ def _load(directory: Path, names: str) -> list:
 def train_cmd(
     directory: Path = typer.Argument(..., help="A generated or released GraphLog directory."),
     setup: str = typer.Option("supervised", help="supervised | multitask | kshot | continual."),
-    model: str = typer.Option("gat-egat", help="<rep>-<comp>: rep in param|gcn|gat, comp in rgcn|egat."),
+    model: str = typer.Option(
+        "gat-egat",
+        help="<rep>-<comp>[-bi]: rep in param|gcn|gat, comp in rgcn|egat; -bi also passes messages against edges (not the paper's).",
+    ),
     worlds: str = typer.Option(
         "", help="Comma-separated world names (default: all); the sequence for continual."
     ),
@@ -269,7 +272,9 @@ def sweep_cmd(
         ..., "--setups", help="Comma-separated: supervised,multitask,kshot,continual."
     ),
     models: str = typer.Option(
-        "gat-egat", "--models", help="Comma-separated <rep>-<comp>, e.g. gat-egat,param-rgcn."
+        "gat-egat",
+        "--models",
+        help="Comma-separated <rep>-<comp>[-bi], e.g. gat-egat,param-rgcn,gat-egat-bi.",
     ),
     seeds: str = typer.Option("0", "--seeds", help="Comma-separated seeds: one job per seed."),
     worlds: str = typer.Option("", help="World names (default: all); the sequence for continual."),

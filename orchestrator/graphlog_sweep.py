@@ -189,7 +189,8 @@ def plan_jobs(spec: SweepSpec) -> list[GraphLogJob]:
                     raise SweepError(f"world {w}: cannot read its graphs: {e}") from None
         return [[w, prints[w]] for w in names]
 
-    common = {"v": 1, "epochs": int(spec.epochs), "dim": int(spec.dim), "dropout": float(spec.dropout),
+    # v2: model names without -bi pass messages along edges only (v1 passed them both ways)
+    common = {"v": 2, "epochs": int(spec.epochs), "dim": int(spec.dim), "dropout": float(spec.dropout),
               "batch_size": int(spec.batch_size), "budget_s": float(spec.budget_s)}  # fmt: skip
     jobs: dict[str, GraphLogJob] = {}
     for setup in spec.setups:

@@ -14,8 +14,16 @@ pytest.importorskip("torch_geometric")
 
 from learners import Budget, make_learner  # noqa: E402
 from learners.base import spec_for  # noqa: E402
-from learners.gnn.data import MAX_RELATIONS, OTHER, WorldData, collate  # noqa: E402
-from learners.gnn.modules import COMPOSITIONS, REPRESENTATIONS, GraphLogNet, NetConfig  # noqa: E402
+from learners.gnn.data import MAX_RELATIONS, OTHER, Batch, WorldData, collate  # noqa: E402
+from learners.gnn.modules import (  # noqa: E402
+    COMPOSITIONS,
+    REPRESENTATIONS,
+    GraphLogNet,
+    NetConfig,
+    model_name,
+    net_config,
+    parse_model,
+)
 from learners.gnn.setups import continual, forgetting_curve, kshot, multitask  # noqa: E402
 from learners.gnn.train import TrainConfig, accuracy, fit, pick_device  # noqa: E402
 from learners.metrics import count, evaluate, pool  # noqa: E402
@@ -44,6 +52,35 @@ def test_model_shapes(tiny_worlds, rep, comp):
     assert torch.isinf(logits[:, outside]).all() and torch.isfinite(logits[:, w.classes]).all()
     logits[:, w.classes].sum().backward()
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in net.rep.parameters())
+
+
+def test_model_names_carry_the_message_direction():
+    assert parse_model("gat-egat") == ("gat", "egat", False)
+    assert parse_model("param-rgcn-bi") == ("param", "rgcn", True)
+    cfg = net_config("gcn-egat-bi", dim=8, seed=0, dropout=0.0)
+    assert cfg.reverse_messages and model_name(cfg) == "gcn-egat-bi"
+    assert model_name(NetConfig(rep="gat", comp="rgcn")) == "gat-rgcn"  # the paper's form is the default
+    with pytest.raises(ValueError, match="bi"):
+        parse_model("gat-egat-both")
+
+
+@pytest.mark.parametrize("comp", COMPOSITIONS)
+def test_messages_flow_along_edges_unless_bidirectional(tiny_worlds, comp):
+    """u -r0-> x -r1-> v, plus v -r?-> y: the edge leaving v reaches the query only against its direction."""
+    w = WorldData.of_world(tiny_worlds[0])
+    a, b = w.classes[:2]
+
+    def logits(net: GraphLogNet, rel_out: int) -> torch.Tensor:
+        t = torch.tensor
+        batch = Batch(4, t([0, 1, 2]), t([a, b, rel_out]), t([1, 2, 3]), t([0]), t([2]), t([a]))
+        return net(w, batch)[:, w.classes]
+
+    for bidirectional in (False, True):
+        torch.manual_seed(0)
+        cfg = NetConfig(rep="param", comp=comp, dim=16, egat_layers=2, reverse_messages=bidirectional)
+        net = GraphLogNet(cfg).eval()
+        changed = not torch.allclose(logits(net, a), logits(net, b))
+        assert changed == bidirectional
 
 
 def test_loss_falls_on_a_tiny_world(tiny_worlds):
@@ -108,6 +145,12 @@ def test_graphlog_learner_on_one_predicate_job(tiny_worlds):
     assert pred.shape == (sub.splits["test"].n_examples, 1)
     assert model.classes == [int(p.removeprefix("rel_r")), OTHER]
     assert set(evaluate(model, sub)["test"]) == {p}
+
+
+def test_bidirectional_learner_name(tiny_worlds):
+    task = world_task(tiny_worlds[0])
+    model = make_learner("gnn-param-egat-bi-d16-e1").fit(task, Budget(120))
+    assert model.net_config["reverse_messages"] and "param-egat-bi" in model.describe()
 
 
 def test_learner_respects_an_expired_budget(tiny_worlds):

@@ -53,9 +53,11 @@ class GraphLogGNNModel:
         return out
 
     def describe(self) -> str:
+        from learners.gnn.modules import NetConfig, model_name
+
         c = self.net_config
         return (
-            f"GraphLog GNN {c['rep']}-{c['comp']} (dim {c['dim']}), best validation accuracy "
+            f"GraphLog GNN {model_name(NetConfig(**c))} (dim {c['dim']}), best validation accuracy "
             f"{self.valid_acc:.3f} at epoch {self.epoch}"
         )
 
@@ -73,8 +75,16 @@ def _world_graph(task: Task) -> tuple:
 class GraphLogGNNLearner:
     name = "gnn"
 
-    def __init__(self, rep: str, comp: str, dim: str | None = None, epochs: str | None = None):
-        self.rep, self.comp = rep, comp
+    def __init__(
+        self,
+        rep: str,
+        comp: str,
+        dim: str | None = None,
+        epochs: str | None = None,
+        *,
+        bidirectional: bool = False,
+    ):
+        self.rep, self.comp, self.bidirectional = rep, comp, bidirectional
         self.dim = int(dim) if dim else 64
         self.epochs = int(epochs) if epochs else 500
         self.seed = 0
@@ -87,7 +97,9 @@ class GraphLogGNNLearner:
         seed_everything(self.seed)
         world = WorldData.of_task(task)
         world.check()
-        cfg = NetConfig(rep=self.rep, comp=self.comp, dim=self.dim, seed=self.seed)
+        cfg = NetConfig(
+            rep=self.rep, comp=self.comp, dim=self.dim, seed=self.seed, reverse_messages=self.bidirectional
+        )
         net = GraphLogNet(cfg).to(pick_device())
         best: list[GraphLogGNNModel] = []
 

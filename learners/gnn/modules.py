@@ -8,7 +8,10 @@
 * f_c runs on a query graph with those relation vectors. RGCN: ``h_u = ReLU(sum_r sum_v (r x1 T) h_v)``
   with a shared tensor T (plus a root weight). Edge-GAT: attention over incoming edges conditioned
   on both endpoints and the relation vector, and an LSTM cell as the node update. Messages flow
-  along edges and, with a learned "inverse" map of the relation vector, against them.
+  along edges only, as in the paper (PyG's default flow). ``NetConfig(reverse_messages=True)``
+  (model names ending in ``-bi``) also sends them against edges, through a learned "inverse" map
+  of the relation vector: u then hears the resolution path too, which lifts every model and
+  removes the paper's gap between E-GAT (6 layers) and RGCN (2 layers); see docs/graphlog.md.
 * The classifier is a two-layer MLP on ``[h_u; h_v]``.
 
 One deviation, stated: the paper initialises query-graph nodes at random; we start every node from
@@ -33,15 +36,24 @@ REPRESENTATIONS = ("param", "gcn", "gat")
 COMPOSITIONS = ("rgcn", "egat")
 
 
-def parse_model(name: str) -> tuple[str, str]:
-    """``<rep>-<comp>`` (e.g. ``gat-egat``) as (rep, comp); a ValueError names the choices."""
-    rep, _, comp = name.partition("-")
+BIDIRECTIONAL = "-bi"  # model-name suffix: messages also flow against edges (ours, not the paper's)
+
+
+def parse_model(name: str) -> tuple[str, str, bool]:
+    """``<rep>-<comp>[-bi]`` (e.g. ``gat-egat``) as (rep, comp, bidirectional); a ValueError names the choices."""
+    base = name.removesuffix(BIDIRECTIONAL)
+    rep, _, comp = base.partition("-")
     if rep not in REPRESENTATIONS or comp not in COMPOSITIONS:
         raise ValueError(
-            f"unknown model {name!r}: expected <rep>-<comp> with rep in {', '.join(REPRESENTATIONS)}, "
-            f"comp in {', '.join(COMPOSITIONS)}"
+            f"unknown model {name!r}: expected <rep>-<comp>[{BIDIRECTIONAL}] with rep in "
+            f"{', '.join(REPRESENTATIONS)}, comp in {', '.join(COMPOSITIONS)}"
         )
-    return rep, comp
+    return rep, comp, base != name
+
+
+def model_name(cfg: NetConfig) -> str:
+    """The name ``parse_model`` reads back: ``gat-egat``, or ``gat-egat-bi`` with reverse messages."""
+    return f"{cfg.rep}-{cfg.comp}" + (BIDIRECTIONAL if cfg.reverse_messages else "")
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,11 @@ class NetConfig:
     # ours: query nodes start from a learned vector plus learned u/v markers; False is the paper's
     # form, every node starting from random features (seeded, so predictions are repeatable)
     query_markers: bool = True
+    # The paper's form (PyG convolutions pass messages along edges only): u, the source of the
+    # resolution path, hears nothing of it, and v hears as many hops as there are layers. True
+    # (model names ending in -bi) is ours: messages also flow against edges, through a learned
+    # inverse of the relation vector.
+    reverse_messages: bool = False
     egat_layers: int = 6
     egat_heads: int = 2
     egat_dropout: float = 0.4
@@ -69,8 +86,11 @@ class NetConfig:
 
 def net_config(model: str, *, dim: int, seed: int, dropout: float) -> NetConfig:
     """The configuration the CLI commands build from ``--model``, ``--dim``, ``--seed``, ``--dropout``."""
-    rep, comp = parse_model(model)
-    return NetConfig(rep=rep, comp=comp, dim=dim, seed=seed, rep_dropout=dropout, egat_dropout=dropout)
+    rep, comp, bidirectional = parse_model(model)
+    return NetConfig(
+        rep=rep, comp=comp, dim=dim, seed=seed, rep_dropout=dropout, egat_dropout=dropout,
+        reverse_messages=bidirectional,
+    )  # fmt: skip
 
 
 class ParamRepresentation(nn.Module):
@@ -140,8 +160,10 @@ class GraphRepresentation(nn.Module):
         return torch.where(seen[:, None], per_rel, self.missing)
 
 
-def _both_directions(b: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Edges src->dst plus their reverses; ``back`` marks the reversed copies."""
+def _message_edges(b: Batch, reverse: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Edges src->dst, plus their reverses when ``reverse``; ``back`` marks the reversed copies."""
+    if not reverse:
+        return b.src, b.dst, b.rel, torch.zeros_like(b.rel, dtype=torch.bool)
     src = torch.cat([b.src, b.dst])
     dst = torch.cat([b.dst, b.src])
     rel = torch.cat([b.rel, b.rel])
@@ -154,18 +176,20 @@ class RGCNComposition(nn.Module):
         super().__init__()
         d = cfg.dim
         self.layers = cfg.rgcn_layers
-        # T[direction, layer] is the d x d x d tensor of the paper (forward and inverse messages).
-        self.T = nn.Parameter(torch.randn(2, cfg.rgcn_layers, d, d, d) * d**-1.5)
+        self.reverse = cfg.reverse_messages
+        # T[direction, layer] is the d x d x d tensor of the paper (forward, and inverse messages).
+        directions = 2 if cfg.reverse_messages else 1
+        self.T = nn.Parameter(torch.randn(directions, cfg.rgcn_layers, d, d, d) * d**-1.5)
         self.root = nn.ModuleList(nn.Linear(d, d) for _ in range(cfg.rgcn_layers))
 
     def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
-        src, dst, rel, back = _both_directions(b)
+        src, dst, rel, back = _message_edges(b, self.reverse)
         used = torch.unique(rel)
         col = torch.full((MAX_RELATIONS,), -1, dtype=torch.long, device=h.device)
         col[used] = torch.arange(len(used), device=h.device)
         for t in range(self.layers):
             out = self.root[t](h)
-            for direction in (0, 1):
+            for direction in (0, 1) if self.reverse else (0,):
                 mask = back == bool(direction)
                 # W_r = r x1 T for the relations in this batch; every node's h projected by each.
                 w = torch.einsum("rk,kij->rij", r[used], self.T[direction, t])
@@ -181,7 +205,8 @@ class EdgeGATComposition(nn.Module):
         super().__init__()
         d, heads = cfg.dim, cfg.egat_heads
         self.heads, self.hd = heads, d // heads
-        self.inverse = nn.Linear(d, d)
+        self.reverse = cfg.reverse_messages
+        self.inverse = nn.Linear(d, d) if self.reverse else None
         self.layers = nn.ModuleList()
         for _ in range(cfg.egat_layers):
             self.layers.append(
@@ -199,9 +224,10 @@ class EdgeGATComposition(nn.Module):
         self.dropout = cfg.egat_dropout
 
     def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
-        src, dst, rel, back = _both_directions(b)
+        src, dst, rel, back = _message_edges(b, self.reverse)
         rv = r[rel]
-        rv = torch.where(back[:, None], self.inverse(rv), rv)
+        if self.reverse:
+            rv = torch.where(back[:, None], self.inverse(rv), rv)
         c = torch.zeros_like(h)
         n, hd, heads = h.shape[0], self.hd, self.heads
         for t, layer in enumerate(self.layers):
@@ -222,7 +248,7 @@ class GraphLogNet(nn.Module):
 
     def __init__(self, cfg: NetConfig):
         super().__init__()
-        parse_model(f"{cfg.rep}-{cfg.comp}")
+        parse_model(model_name(cfg))
         self.cfg = cfg
         self.rep = ParamRepresentation(cfg) if cfg.rep == "param" else GraphRepresentation(cfg)
         self.comp = RGCNComposition(cfg) if cfg.comp == "rgcn" else EdgeGATComposition(cfg)

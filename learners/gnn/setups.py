@@ -19,7 +19,7 @@ import numpy as np
 
 from learners.base import Budget
 from learners.gnn.data import WorldData
-from learners.gnn.modules import GraphLogNet, NetConfig
+from learners.gnn.modules import GraphLogNet, NetConfig, model_name
 from learners.gnn.train import (
     TrainConfig,
     accuracy,
@@ -42,7 +42,7 @@ def _net(cfg: NetConfig) -> GraphLogNet:
 def _base(setup: str, cfg: NetConfig, tcfg: TrainConfig) -> dict:
     return {
         "setup": setup,
-        "model": f"{cfg.rep}-{cfg.comp}",
+        "model": model_name(cfg),
         "dim": cfg.dim,
         "seed": cfg.seed,
         "epochs": tcfg.epochs,
