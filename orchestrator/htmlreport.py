@@ -2,7 +2,8 @@
 
 The page holds the paper-style tables with published figures in reference rows (marked as
 such), a game x learner heatmap of balanced accuracy, time-to-solve curves, GNN learning and
-forgetting curves where the store has them, information-gain task selection, and the clustered
+forgetting curves where the store has them, GraphLog sweeps (k-shot and forgetting curves) and
+composed rule scores, information-gain task selection, and the clustered
 task-correlation heatmap. Images are embedded as data URIs, so the page is one file that can be
 mailed or archived; the same figures are written as PNG files beside it.
 """
@@ -20,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from orchestrator.report import STRICT_NOTE, report_tables  # noqa: E402
 from orchestrator.select import (  # noqa: E402
@@ -44,6 +46,10 @@ PUBLISHED = [
     ("knn1 (reference impl.)", 81.2, "26", "independent implementation, 159 shared tasks"),
     ("knn5 (reference impl.)", 81.6, "32", "independent implementation, 159 shared tasks"),
 ]
+
+# GraphLog paper, single-task supervised, mean test accuracy over its 57 worlds (notes.md).
+GRAPHLOG_PUBLISHED = {"gat-egat": 0.619, "param-egat": 0.611, "gcn-egat": 0.604,
+                      "param-rgcn": 0.539, "gat-rgcn": 0.531, "gcn-rgcn": 0.526}  # fmt: skip
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
@@ -205,6 +211,74 @@ def gnn_curves(store: ResultStore, path: Path) -> str | None:
     return _png(fig, path)
 
 
+def graphlog_sections(store: ResultStore, path: Path) -> list[str]:
+    """GraphLog: the sweep summary (paper figures beside supervised rows), its k-shot and forgetting
+    curves, and the rule learners' programs applied recursively (orch analyse compose)."""
+    from orchestrator.compose import score_composed
+    from orchestrator.graphlog_sweep import stored_rows, summarize
+
+    out: list[str] = []
+    summary = summarize(stored_rows(store))
+    if summary["table"]:
+        rows = []
+        for t in summary["table"]:
+            mean, std = t["test_acc_mean"], t["test_acc_std"]
+            paper = GRAPHLOG_PUBLISHED.get(t["model"]) if t["setup"] == "supervised" else None
+            rows.append({"setup": t["setup"], "model": t["model"], "k": t["k"], "seeds": t["seeds"],
+                         "test acc": "" if mean is None else f"{mean:.3f} ± {std or 0:.3f}",
+                         "paper (57 worlds)": paper,
+                         "jobs": ", ".join(f"{k} {v}" for k, v in t["jobs"].items()),
+                         "settings": t["settings"]})  # fmt: skip
+        out += [
+            "<h2>GraphLog sweeps (orch graphlog sweep)</h2>",
+            "<p class='note'>Test accuracy, mean ± std over seeds; 'paper' is the GraphLog paper's "
+            "single-task mean over its own 57 worlds (different worlds, dimension 200, 500 epochs).</p>",
+            _table_html(rows),
+        ]
+        img = _graphlog_curves(summary, path)
+        if img:
+            out.append(f"<img alt='graphlog curves' src='data:image/png;base64,{img}'>")
+    try:
+        composed = score_composed(store)
+    except (OSError, ValueError) as e:  # the suite moved or lost a split: say so, keep the page
+        composed, out = [], [*out, f"<p class='note'>Composed scores unavailable: {html.escape(str(e))}</p>"]
+    if composed:
+        out += [
+            "<h2>GraphLog: learned rules applied recursively (orch analyse compose)</h2>",
+            _table_html(composed),
+        ]
+    return out
+
+
+def _graphlog_curves(summary: dict, path: Path) -> str | None:
+    """k-shot accuracy against adaptation steps, and accuracy on past worlds in the continual setup."""
+    kshot: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for t in summary["table"]:
+        if t["setup"] == "kshot" and t["test_acc_mean"] is not None:
+            kshot[t["model"]].append((t["k"], t["test_acc_mean"]))
+    if not kshot and not summary["forgetting"]:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for model, points in sorted(kshot.items()):
+        ks, accs = zip(*sorted(points), strict=True)
+        axes[0].plot(ks, accs, marker="o", label=model)
+    axes[0].set_xlabel("adaptation steps (k)")
+    axes[0].set_ylabel("test accuracy on held-out worlds")
+    axes[0].set_title("k-shot adaptation")
+    for curve in summary["forgetting"][:8]:
+        steps = [s for s in curve["steps"] if s["past_mean_acc"] is not None]
+        axes[1].plot([s["after"] + 1 for s in steps], [s["past_mean_acc"] for s in steps], marker="o",
+                     label=curve["model"])  # fmt: skip
+    axes[1].set_xlabel("worlds trained so far")
+    axes[1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[1].set_ylabel("mean accuracy on earlier worlds")
+    axes[1].set_title("Forgetting (continual setup)")
+    for ax in axes:
+        if ax.lines:
+            ax.legend(fontsize=7)
+    return _png(fig, path)
+
+
 def correlation_heatmap(table: PerformanceTable, path: Path) -> str | None:
     if len(table.tasks) < 2 or len(table.learners) < 2:
         return None
@@ -290,6 +364,7 @@ def write_html(
             "<h2>GNN learning and forgetting curves</h2>",
             f"<img alt='gnn curves' src='data:image/png;base64,{img}'>",
         ]
+    sections += graphlog_sections(store, figdir / "graphlog_curves.png")
     sel_html, _ = selection_section(store, k, list(metrics), figdir)
     sections += ["<h2>Task selection by information gain</h2>", sel_html]
     sections += ["<h2>By game (Table 5 style)</h2>", _table_html(tables.get("game", []))]

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from orchestrator.compose import score_composed
+from orchestrator.htmlreport import write_html
 from orchestrator.store import ResultStore
 from tasks.graphlog.as_task import target_predicate
 from tasks.graphlog.generator import GeneratorConfig, generate_suite
@@ -61,6 +62,16 @@ def test_true_rules_compose_exactly_and_a_missing_rule_shows(suite, tmp_path):
     assert rows["truth"]["predicates"] == rows["truth"]["classes"]
     assert rows["missing"]["resolved"] < 1.0  # some test path needs rule 0 ...
     assert rows["missing"]["exact"] == rows["missing"]["resolved"]  # ... and nothing else changes
+    page = write_html(store, tmp_path / "report.html").read_text()
+    assert "learned rules applied recursively" in page and "missing" in page
+
+
+def test_html_report_says_when_the_suite_is_gone(suite, tmp_path):
+    root, world = suite
+    store = ResultStore(tmp_path / "store")
+    store.write(_rows(f"graphlog:{tmp_path / 'moved'}", "truth", world.rules))
+    page = write_html(store, tmp_path / "report.html").read_text()
+    assert "Composed scores unavailable" in page and "moved" in page
 
 
 def test_cli_json(suite, tmp_path):

@@ -18,7 +18,9 @@ pytest.importorskip("ray")
 
 from orchestrator.cli import app  # noqa: E402
 from orchestrator.graphlog_sweep import GRAPHLOG_DIR, SETUPS, SweepSpec, plan_jobs  # noqa: E402
+from orchestrator.htmlreport import write_html  # noqa: E402
 from orchestrator.raysession import local_ray  # noqa: E402
+from orchestrator.store import ResultStore  # noqa: E402
 from orchestrator.sweep import SweepError  # noqa: E402
 from tasks.graphlog.generator import GeneratorConfig, generate_suite  # noqa: E402
 from tasks.graphlog.rules import generate_rules  # noqa: E402
@@ -102,6 +104,10 @@ def test_sweep_rows_resume_rerun_and_results(ray_2cpu, suite, tmp_path):
     assert json.loads(res.stdout)["summary"] == rerun["summary"]
     shown = CliRunner().invoke(app, ["graphlog", "results", "--store", str(store)])
     assert "GraphLog sweep" in shown.stdout and "forgetting curve" in shown.stdout
+
+    page = write_html(ResultStore(store), tmp_path / "report.html").read_text()
+    assert "GraphLog sweeps" in page and "paper (57 worlds)" in page and "graphlog curves" in page
+    assert (tmp_path / "report_figures" / "graphlog_curves.png").stat().st_size > 0
 
 
 def test_failures_are_stored_per_job(ray_2cpu, suite, tmp_path):
