@@ -198,12 +198,19 @@ def gnn_curves(store: ResultStore, path: Path) -> str | None:
     axes[0].set_xlabel("epoch")
     axes[0].set_ylabel("validation accuracy")
     axes[0].set_title("GNN learning curves")
-    for label, matrix in forgetting[:6]:
-        # matrix[i][j]: accuracy on world j after training on world i (j <= i)
-        first = [row[0] for row in matrix if row]
-        axes[1].plot(range(1, len(first) + 1), first, marker="o", label=label)
+    # matrix[i][j]: accuracy on world j after training on world i (j <= i)
+    firsts = [(label, [row[0] for row in matrix if row]) for label, matrix in forgetting[:6]]
+    series = [(label, list(range(1, len(ys) + 1)), ys) for label, ys in firsts]
+    return _forgetting_and_png(fig, axes, series, "accuracy on the first world", path)
+
+
+def _forgetting_and_png(fig, axes, series: list[tuple[str, list, list]], ylabel: str, path: Path) -> str:
+    """Draw forgetting curves (label, worlds trained so far, accuracy) on axes[1]; legends; the PNG."""
+    for label, xs, ys in series:
+        axes[1].plot(xs, ys, marker="o", label=label)
     axes[1].set_xlabel("worlds trained so far")
-    axes[1].set_ylabel("accuracy on the first world")
+    axes[1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[1].set_ylabel(ylabel)
     axes[1].set_title("Forgetting (continual setup)")
     for ax in axes:
         if ax.lines:
@@ -265,18 +272,11 @@ def _graphlog_curves(summary: dict, path: Path) -> str | None:
     axes[0].set_xlabel("adaptation steps (k)")
     axes[0].set_ylabel("test accuracy on held-out worlds")
     axes[0].set_title("k-shot adaptation")
+    series = []
     for curve in summary["forgetting"][:8]:
         steps = [s for s in curve["steps"] if s["past_mean_acc"] is not None]
-        axes[1].plot([s["after"] + 1 for s in steps], [s["past_mean_acc"] for s in steps], marker="o",
-                     label=curve["model"])  # fmt: skip
-    axes[1].set_xlabel("worlds trained so far")
-    axes[1].xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[1].set_ylabel("mean accuracy on earlier worlds")
-    axes[1].set_title("Forgetting (continual setup)")
-    for ax in axes:
-        if ax.lines:
-            ax.legend(fontsize=7)
-    return _png(fig, path)
+        series.append((curve["model"], [s["after"] + 1 for s in steps], [s["past_mean_acc"] for s in steps]))
+    return _forgetting_and_png(fig, axes, series, "mean accuracy on earlier worlds", path)
 
 
 def correlation_heatmap(table: PerformanceTable, path: Path) -> str | None:
