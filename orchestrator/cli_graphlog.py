@@ -157,7 +157,8 @@ def train_cmd(
     setup: str = typer.Option("supervised", help="supervised | multitask | kshot | continual."),
     model: str = typer.Option(
         "gat-egat",
-        help="<rep>-<comp>[-bi]: rep in param|gcn|gat, comp in rgcn|egat; -bi also passes messages against edges (not the paper's).",
+        help="<rep>-<comp>[-bi][-rand]: rep in param|gcn|gat, comp in rgcn|egat; -bi also passes "
+        "messages against edges (ours), -rand starts nodes from random features (the paper's).",
     ),
     worlds: str = typer.Option(
         "", help="Comma-separated world names (default: all); the sequence for continual."
@@ -274,7 +275,7 @@ def sweep_cmd(
     models: str = typer.Option(
         "gat-egat",
         "--models",
-        help="Comma-separated <rep>-<comp>[-bi], e.g. gat-egat,param-rgcn,gat-egat-bi.",
+        help="Comma-separated <rep>-<comp>[-bi][-rand] (see train --help), e.g. gat-egat,param-rgcn,gat-egat-rand.",
     ),
     seeds: str = typer.Option("0", "--seeds", help="Comma-separated seeds: one job per seed."),
     worlds: str = typer.Option("", help="World names (default: all); the sequence for continual."),

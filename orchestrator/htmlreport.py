@@ -230,7 +230,8 @@ def graphlog_sections(store: ResultStore, path: Path) -> list[str]:
         rows = []
         for t in summary["table"]:
             mean, std = t["test_acc_mean"], t["test_acc_std"]
-            paper = GRAPHLOG_PUBLISHED.get(t["model"]) if t["setup"] == "supervised" else None
+            base = "-".join(t["model"].split("-")[:2])  # <rep>-<comp>, variants (-bi, -rand) dropped
+            paper = GRAPHLOG_PUBLISHED.get(base) if t["setup"] == "supervised" else None
             rows.append({"setup": t["setup"], "model": t["model"], "k": t["k"], "seeds": t["seeds"],
                          "test acc": "" if mean is None else f"{mean:.3f} ± {std or 0:.3f}",
                          "paper (57 worlds)": paper,

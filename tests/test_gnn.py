@@ -54,14 +54,16 @@ def test_model_shapes(tiny_worlds, rep, comp):
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in net.rep.parameters())
 
 
-def test_model_names_carry_the_message_direction():
-    assert parse_model("gat-egat") == ("gat", "egat", False)
-    assert parse_model("param-rgcn-bi") == ("param", "rgcn", True)
-    cfg = net_config("gcn-egat-bi", dim=8, seed=0, dropout=0.0)
-    assert cfg.reverse_messages and model_name(cfg) == "gcn-egat-bi"
-    assert model_name(NetConfig(rep="gat", comp="rgcn")) == "gat-rgcn"  # the paper's form is the default
-    with pytest.raises(ValueError, match="bi"):
-        parse_model("gat-egat-both")
+def test_model_names_carry_the_variants():
+    assert parse_model("gat-egat") == {"rep": "gat", "comp": "egat"}
+    assert parse_model("param-rgcn-bi") == {"rep": "param", "comp": "rgcn", "reverse_messages": True}
+    cfg = net_config("gcn-egat-bi-rand", dim=8, seed=0, dropout=0.0)
+    assert cfg.reverse_messages and not cfg.query_markers and model_name(cfg) == "gcn-egat-bi-rand"
+    assert model_name(net_config("gat-rgcn-rand", dim=8, seed=0, dropout=0.0)) == "gat-rgcn-rand"
+    assert model_name(NetConfig(rep="gat", comp="rgcn")) == "gat-rgcn"  # messages along edges by default
+    for bad in ("gat-egat-both", "gat-egat-rand-bi", "egat-gat"):
+        with pytest.raises(ValueError, match=r"\[-bi\]\[-rand\]"):
+            parse_model(bad)
 
 
 @pytest.mark.parametrize("comp", COMPOSITIONS)
@@ -121,7 +123,12 @@ def test_setups_produce_rows(tiny_worlds):
 
 def test_registered_graphlog_learner_on_a_task(tiny_worlds):
     spec, params = spec_for("gnn-gat-egat")
-    assert params["rep"] == "gat" and spec.resources.get("num_gpus") == 1
+    assert params["model"] == "gat-egat" and spec.resources.get("num_gpus") == 1
+    assert spec_for("gnn-gcn-rgcn-bi-rand-d16")[1] == {
+        "model": "gcn-rgcn-bi-rand",
+        "dim": "16",
+        "epochs": None,
+    }
     task = world_task(tiny_worlds[0])
     reported = []
     model = make_learner("gnn-param-rgcn-d16-e3").fit(task, Budget(120), reported.append)
@@ -147,10 +154,11 @@ def test_graphlog_learner_on_one_predicate_job(tiny_worlds):
     assert set(evaluate(model, sub)["test"]) == {p}
 
 
-def test_bidirectional_learner_name(tiny_worlds):
+def test_learner_names_with_variants(tiny_worlds):
     task = world_task(tiny_worlds[0])
-    model = make_learner("gnn-param-egat-bi-d16-e1").fit(task, Budget(120))
-    assert model.net_config["reverse_messages"] and "param-egat-bi" in model.describe()
+    model = make_learner("gnn-param-egat-bi-rand-d16-e1").fit(task, Budget(120))
+    assert model.net_config["reverse_messages"] and not model.net_config["query_markers"]
+    assert "param-egat-bi-rand" in model.describe()
 
 
 def test_learner_respects_an_expired_budget(tiny_worlds):

@@ -1,8 +1,9 @@
 """GNN learners (torch + PyTorch Geometric, the ``gnn`` extra). torch is imported only when one is built.
 
-* ``gnn-<rep>-<comp>[-bi][-d<dim>][-e<epochs>]``: the GraphLog models (rep in param|gcn|gat, comp
-  in rgcn|egat) on tasks in the GraphLog encoding (``graphlog:DIR`` sources); ``-bi`` also passes
-  messages against edges (ours; the paper's models pass them along edges only).
+* ``gnn-<rep>-<comp>[-bi][-rand][-d<dim>][-e<epochs>]``: the GraphLog models (rep in
+  param|gcn|gat, comp in rgcn|egat) on tasks in the GraphLog encoding (``graphlog:DIR`` sources);
+  ``-bi`` also passes messages against edges (ours; the paper's models pass them along edges
+  only), ``-rand`` starts query nodes from random features (the paper's; ours: u/v markers).
 * ``gnn-iggp[-d<dim>][-e<epochs>]``: a relational GNN over state graphs for any task (IGGP too).
 
 Resources: both prefer a GPU (``num_gpus: 1``) and run the same code on the CPU when the process
@@ -17,20 +18,18 @@ GPU_PREFERRED = {"num_cpus": 1, "num_gpus": 1}
 
 
 @register(
-    r"gnn-(?P<rep>param|gcn|gat)-(?P<comp>rgcn|egat)(?P<bi>-bi)?(?:-d(?P<dim>\d+))?(?:-e(?P<epochs>\d+))?",
+    r"gnn-(?P<model>(?:param|gcn|gat)-(?:rgcn|egat)(?:-bi)?(?:-rand)?)(?:-d(?P<dim>\d+))?(?:-e(?P<epochs>\d+))?",
     description="GraphLog GNN: relation representation (Param|GCN|GAT) x composition (RGCN|Edge-GAT); "
     "GPU preferred, CPU fallback",
-    params="rep, comp; optional -bi (messages also against edges; not the paper's), -d<dim> "
-    "(default 64; the paper uses 200) and -e<epochs> (default 500)",
+    params="rep, comp; optional -bi (messages also against edges; not the paper's), -rand (random "
+    "node features; the paper's), -d<dim> (default 64; the paper uses 200) and -e<epochs> (default 500)",
     resources=GPU_PREFERRED,
     example="gnn-gat-egat",
 )
-def graphlog_gnn(
-    rep: str, comp: str, bi: str | None = None, dim: str | None = None, epochs: str | None = None
-):
+def graphlog_gnn(model: str, dim: str | None = None, epochs: str | None = None):
     from learners.gnn.graphlog_learner import GraphLogGNNLearner
 
-    return GraphLogGNNLearner(rep, comp, dim, epochs, bidirectional=bool(bi))
+    return GraphLogGNNLearner(model, dim, epochs)
 
 
 @register(

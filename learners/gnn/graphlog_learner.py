@@ -75,31 +75,21 @@ def _world_graph(task: Task) -> tuple:
 class GraphLogGNNLearner:
     name = "gnn"
 
-    def __init__(
-        self,
-        rep: str,
-        comp: str,
-        dim: str | None = None,
-        epochs: str | None = None,
-        *,
-        bidirectional: bool = False,
-    ):
-        self.rep, self.comp, self.bidirectional = rep, comp, bidirectional
+    def __init__(self, model: str, dim: str | None = None, epochs: str | None = None):
+        self.model = model  # <rep>-<comp>[-bi][-rand]: see learners.gnn.modules.parse_model
         self.dim = int(dim) if dim else 64
         self.epochs = int(epochs) if epochs else 500
         self.seed = 0
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> GraphLogGNNModel:
         from learners.gnn.data import WorldData
-        from learners.gnn.modules import GraphLogNet, NetConfig
+        from learners.gnn.modules import GraphLogNet, NetConfig, parse_model
         from learners.gnn.train import TrainConfig, fit, pick_device, seed_everything
 
         seed_everything(self.seed)
         world = WorldData.of_task(task)
         world.check()
-        cfg = NetConfig(
-            rep=self.rep, comp=self.comp, dim=self.dim, seed=self.seed, reverse_messages=self.bidirectional
-        )
+        cfg = NetConfig(**parse_model(self.model), dim=self.dim, seed=self.seed)
         net = GraphLogNet(cfg).to(pick_device())
         best: list[GraphLogGNNModel] = []
 

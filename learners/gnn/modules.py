@@ -16,8 +16,8 @@
 
 One deviation, stated: the paper initialises query-graph nodes at random; we start every node from
 one learned vector and add learned markers to u and v. This keeps predictions deterministic and
-makes the query explicit to message passing. ``NetConfig(query_markers=False)`` is the paper's
-form (seeded random features per node).
+makes the query explicit to message passing. ``NetConfig(query_markers=False)`` (model names
+ending in ``-rand``) is the paper's form (seeded random features per node).
 """
 
 from __future__ import annotations
@@ -36,24 +36,34 @@ REPRESENTATIONS = ("param", "gcn", "gat")
 COMPOSITIONS = ("rgcn", "egat")
 
 
-BIDIRECTIONAL = "-bi"  # model-name suffix: messages also flow against edges (ours, not the paper's)
+# Model-name suffixes, in this order, for the variants that change what a model is:
+#   -bi    messages also flow against edges (ours; the paper's pass them along edges only)
+#   -rand  query-graph nodes start from random features (the paper's; ours: learned u/v markers)
+VARIANTS = {"-bi": ("reverse_messages", True), "-rand": ("query_markers", False)}
 
 
-def parse_model(name: str) -> tuple[str, str, bool]:
-    """``<rep>-<comp>[-bi]`` (e.g. ``gat-egat``) as (rep, comp, bidirectional); a ValueError names the choices."""
-    base = name.removesuffix(BIDIRECTIONAL)
+def parse_model(name: str) -> dict:
+    """``<rep>-<comp>[-bi][-rand]`` (e.g. ``gat-egat``) as the NetConfig fields it fixes.
+
+    A ValueError names the choices.
+    """
+    fields, base = {}, name
+    for suffix, (field, value) in reversed(VARIANTS.items()):
+        if base.endswith(suffix):
+            fields[field], base = value, base.removesuffix(suffix)
     rep, _, comp = base.partition("-")
     if rep not in REPRESENTATIONS or comp not in COMPOSITIONS:
         raise ValueError(
-            f"unknown model {name!r}: expected <rep>-<comp>[{BIDIRECTIONAL}] with rep in "
+            f"unknown model {name!r}: expected <rep>-<comp>[{''.join(f'[{v}]' for v in VARIANTS)}] with rep in "
             f"{', '.join(REPRESENTATIONS)}, comp in {', '.join(COMPOSITIONS)}"
         )
-    return rep, comp, base != name
+    return {"rep": rep, "comp": comp, **fields}
 
 
 def model_name(cfg: NetConfig) -> str:
-    """The name ``parse_model`` reads back: ``gat-egat``, or ``gat-egat-bi`` with reverse messages."""
-    return f"{cfg.rep}-{cfg.comp}" + (BIDIRECTIONAL if cfg.reverse_messages else "")
+    """The name ``parse_model`` reads back, e.g. ``gat-egat``, ``gat-egat-bi``, ``param-rgcn-rand``."""
+    suffixes = "".join(s for s, (field, value) in VARIANTS.items() if getattr(cfg, field) == value)
+    return f"{cfg.rep}-{cfg.comp}{suffixes}"
 
 
 @dataclass(frozen=True)
@@ -69,8 +79,9 @@ class NetConfig:
     rep_standardize: bool = (
         True  # ours: standardise relation vectors across relations (see GraphRepresentation)
     )
-    # ours: query nodes start from a learned vector plus learned u/v markers; False is the paper's
-    # form, every node starting from random features (seeded, so predictions are repeatable)
+    # ours: query nodes start from a learned vector plus learned u/v markers; False (model names
+    # ending in -rand) is the paper's form, every node starting from random features (seeded, so
+    # predictions are repeatable)
     query_markers: bool = True
     # The paper's form (PyG convolutions pass messages along edges only): u, the source of the
     # resolution path, hears nothing of it, and v hears as many hops as there are layers. True
@@ -86,11 +97,7 @@ class NetConfig:
 
 def net_config(model: str, *, dim: int, seed: int, dropout: float) -> NetConfig:
     """The configuration the CLI commands build from ``--model``, ``--dim``, ``--seed``, ``--dropout``."""
-    rep, comp, bidirectional = parse_model(model)
-    return NetConfig(
-        rep=rep, comp=comp, dim=dim, seed=seed, rep_dropout=dropout, egat_dropout=dropout,
-        reverse_messages=bidirectional,
-    )  # fmt: skip
+    return NetConfig(**parse_model(model), dim=dim, seed=seed, rep_dropout=dropout, egat_dropout=dropout)
 
 
 class ParamRepresentation(nn.Module):
