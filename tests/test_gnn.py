@@ -161,6 +161,19 @@ def test_learner_names_with_variants(tiny_worlds):
     assert "param-egat-bi-rand" in model.describe()
 
 
+def test_learner_seed_comes_from_the_job(tiny_worlds):
+    """The worker seeds numpy per (seed, repeat); the learner draws its seed from there."""
+    task = world_task(tiny_worlds[0])
+
+    def weights(numpy_seed: int) -> dict:
+        np.random.seed(numpy_seed)
+        return make_learner("gnn-param-rgcn-d8-e1").fit(task, Budget(120)).state
+
+    a, b, c = weights(5), weights(5), weights(6)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
 def test_learner_respects_an_expired_budget(tiny_worlds):
     task = world_task(tiny_worlds[0])
     model = make_learner("gnn-param-rgcn-d16-e50").fit(task, Budget(0.0))

@@ -79,17 +79,18 @@ class GraphLogGNNLearner:
         self.model = model  # <rep>-<comp>[-bi][-rand]: see learners.gnn.modules.parse_model
         self.dim = int(dim) if dim else 64
         self.epochs = int(epochs) if epochs else 500
-        self.seed = 0
+        self.seed: int | None = None  # None: learners.gnn.train.job_seed()
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> GraphLogGNNModel:
         from learners.gnn.data import WorldData
         from learners.gnn.modules import GraphLogNet, NetConfig, parse_model
-        from learners.gnn.train import TrainConfig, fit, pick_device, seed_everything
+        from learners.gnn.train import TrainConfig, fit, job_seed, pick_device, seed_everything
 
-        seed_everything(self.seed)
+        seed = job_seed() if self.seed is None else self.seed
+        seed_everything(seed)
         world = WorldData.of_task(task)
         world.check()
-        cfg = NetConfig(**parse_model(self.model), dim=self.dim, seed=self.seed)
+        cfg = NetConfig(**parse_model(self.model), dim=self.dim, seed=seed)
         net = GraphLogNet(cfg).to(pick_device())
         best: list[GraphLogGNNModel] = []
 
@@ -98,7 +99,7 @@ class GraphLogGNNLearner:
             best.append(model)
             report(model)
 
-        hist = fit(net, [world], TrainConfig(epochs=self.epochs, seed=self.seed), budget, on_improve=improved)
+        hist = fit(net, [world], TrainConfig(epochs=self.epochs, seed=seed), budget, on_improve=improved)
         if best:
             best[-1].epoch = hist.best_epoch
             best[-1].learning_curve = list(hist.epochs)

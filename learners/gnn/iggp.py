@@ -223,16 +223,17 @@ class IGGPGNNLearner:
         self.epochs = int(epochs) if epochs else 100
         self.layers = 2
         self.batch_size = 32
-        self.seed = 0
+        self.seed: int | None = None  # None: learners.gnn.train.job_seed()
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> IGGPGNNModel:
         import torch
         import torch.nn.functional as F
 
-        from learners.gnn.train import autocast, pick_device, seed_everything
+        from learners.gnn.train import autocast, job_seed, pick_device, seed_everything
         from learners.metrics import count, pool
 
-        seed_everything(self.seed)
+        seed = job_seed() if self.seed is None else self.seed
+        seed_everything(seed)
         device = pick_device()
         enc = Encoding.of(task)
         net = _net(enc, self.dim, self.layers).to(device)
@@ -244,7 +245,7 @@ class IGGPGNNLearner:
         n_pos = float(labels_all[:, cand].sum())
         n_neg = float(labels_all[:, cand].numel()) - n_pos
         pos_weight = torch.tensor(max(n_neg, 1.0) / max(n_pos, 1.0), device=device).clamp(max=100.0)
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(seed)
         best: IGGPGNNModel | None = None
         curve: list[dict] = []
         for epoch in range(self.epochs):

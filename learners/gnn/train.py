@@ -47,6 +47,13 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def job_seed() -> int:
+    """A learner's seed, drawn from numpy's global RNG: the orchestrator's worker seeds that per job
+    from its (seed, repeat), so ``orch run --seed`` and repeats vary the initialisation and a job
+    reruns identically. Outside a worker, seed numpy first (``np.random.seed``) to repeat a run."""
+    return int(np.random.randint(2**31 - 1))
+
+
 def autocast(device: torch.device) -> contextlib.AbstractContextManager:
     """Mixed precision on the GPU; a no-op on the CPU."""
     if device.type == "cuda":
