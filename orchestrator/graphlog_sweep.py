@@ -41,13 +41,12 @@ import pyarrow.parquet as pq
 
 from orchestrator.raysession import ray_session
 from orchestrator.scheduler import SilentProgress, SweepResult, stop_on_signals
+from orchestrator.schema import FINAL_STATUSES
 from orchestrator.store import ResultStore, StoreError, scrub
 from orchestrator.sweep import SweepError
 
 SETUPS = ("supervised", "multitask", "kshot", "continual")  # = learners.gnn.setups.SETUPS (no torch here)
 GRAPHLOG_DIR = "graphlog"
-USABLE = ("ok", "timeout")
-"""Statuses whose scores count in summaries (a timeout's scores are of its best-validation model)."""
 
 SCHEMA = pa.schema(
     [
@@ -491,7 +490,7 @@ def summarize(rows: list[dict]) -> dict:
         first = job_rows[0]
         group = (first["setup"], first["model"], settings(first))
         jobs[group][first["status"]] += 1
-        if first["status"] not in USABLE:
+        if first["status"] not in FINAL_STATUSES:
             continue
         if first["setup"] == "continual":
             last = max(r["step"] for r in job_rows)
@@ -526,6 +525,6 @@ def summarize(rows: list[dict]) -> dict:
     failures = [
         {"job_id": j, "status": rs[0]["status"], "error": rs[0]["error"]}
         for j, rs in by_job.items()
-        if rs[0]["status"] not in USABLE
+        if rs[0]["status"] not in FINAL_STATUSES
     ]
     return {"table": table, "forgetting": forgetting, "failures": failures}

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from orchestrator.schema import FINAL_STATUSES
 from tasks.task import Split, Task, Vocabulary, bool_csr, parse_atom
 
 
@@ -192,16 +193,13 @@ def rule_model(text: str | None, name: str):
 RUN = ("sweep", "dataset", "game", "learner", "seed", "repeat")
 """What identifies a run: one learner's jobs over the predicates of a game (one seed and repeat)."""
 
-SCORED = ("ok", "timeout")
-"""Statuses whose stored model is real (a timeout's is the best found within its budget)."""
-
 
 def stored_runs(store, keep) -> dict[tuple, list[dict]]:
     """The store's latest scored job rows for which ``keep(row)`` holds, grouped by :data:`RUN`."""
     rows = store.latest([*RUN, "target", "predicate", "status", "model"]).to_pylist()
     runs: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
-        if r["status"] in SCORED and keep(r):
+        if r["status"] in FINAL_STATUSES and keep(r):
             runs[tuple(r[k] for k in RUN)].append(r)
     return dict(sorted(runs.items(), key=str))
 

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 import typer
 
 from learners.metrics import Counts, pool
+from orchestrator.schema import FINAL_STATUSES
 from orchestrator.store import DEFAULT_STORE, ResultStore, StoreError, scrub
 
 TABLES = ("learner", "target", "game", "task")
@@ -135,7 +136,7 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
         run = score.runs.setdefault((r["seed"], r["repeat"]), {})
         score.datasets.add(r["dataset_fingerprint"])
         values = [r[c] for c in counts]
-        scored = r["status"] in ("ok", "timeout") and all(v is not None for v in values)
+        scored = r["status"] in FINAL_STATUSES and all(v is not None for v in values)
         run[r["predicate"]] = Counts(*values) if scored else None
         if not scored:
             score.failures.append(r["status"])

@@ -21,6 +21,8 @@ FINAL_STATUSES = frozenset({"ok", "timeout"})
 
 ``timeout`` is final because the budget is part of the job id: the row holds the best model found
 within that budget. ``oom``, ``error`` and ``killed`` are failures a retry (a new attempt) may fix.
+They are also the statuses whose stored model and scores are real, so analyses and summaries
+(predictive power, composed rules, GraphLog sweeps) read only these.
 """
 
 COUNT_COLUMNS = tuple(f"{split}_{c}" for split in ("test", "validate") for c in ("tp", "fp", "tn", "fn"))

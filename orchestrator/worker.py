@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from orchestrator.schema import FINAL_STATUSES
 from orchestrator.sweep import Job
 from tasks.task import Task
 
@@ -346,12 +347,12 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
         else:
             why = f"signal {_signal_name(out.signal)}" if out.signal else "no result"
             row["status"], row["error"] = "error", f"the job's process died without a result ({why})"
-        if row["status"] in ("ok", "timeout") and "bytes" in entry:
+        if row["status"] in FINAL_STATUSES and "bytes" in entry:
             row["model"] = entry["rules"] or entry["describe"]
         latest[i] = entry
         rows.append(row)
 
-    to_score = [i for i, r in enumerate(rows) if r["status"] in ("ok", "timeout") and "bytes" in latest[i]]
+    to_score = [i for i, r in enumerate(rows) if r["status"] in FINAL_STATUSES and "bytes" in latest[i]]
 
     def score(k: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
         from learners.metrics import evaluate, pool
