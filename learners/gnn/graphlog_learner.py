@@ -79,15 +79,14 @@ class GraphLogGNNLearner:
         self.model = model  # <rep>-<comp>[-bi][-rand]: see learners.gnn.modules.parse_model
         self.dim = int(dim) if dim else 64
         self.epochs = int(epochs) if epochs else 500
-        self.seed: int | None = None  # None: learners.gnn.train.job_seed()
+        self.seed: int | None = None  # None: drawn per job (learners.gnn.train.job_seed)
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> GraphLogGNNModel:
         from learners.gnn.data import WorldData
         from learners.gnn.modules import GraphLogNet, NetConfig, parse_model
-        from learners.gnn.train import TrainConfig, fit, job_seed, pick_device, seed_everything
+        from learners.gnn.train import TrainConfig, fit, job_seed, pick_device
 
-        seed = job_seed() if self.seed is None else self.seed
-        seed_everything(seed)
+        seed = job_seed(self.seed)
         world = WorldData.of_task(task)
         world.check()
         cfg = NetConfig(**parse_model(self.model), dim=self.dim, seed=seed)

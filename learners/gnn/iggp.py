@@ -223,17 +223,16 @@ class IGGPGNNLearner:
         self.epochs = int(epochs) if epochs else 100
         self.layers = 2
         self.batch_size = 32
-        self.seed: int | None = None  # None: learners.gnn.train.job_seed()
+        self.seed: int | None = None  # None: drawn per job (learners.gnn.train.job_seed)
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> IGGPGNNModel:
         import torch
         import torch.nn.functional as F
 
-        from learners.gnn.train import autocast, job_seed, pick_device, seed_everything
+        from learners.gnn.train import autocast, job_seed, pick_device
         from learners.metrics import count, pool
 
-        seed = job_seed() if self.seed is None else self.seed
-        seed_everything(seed)
+        seed = job_seed(self.seed)
         device = pick_device()
         enc = Encoding.of(task)
         net = _net(enc, self.dim, self.layers).to(device)

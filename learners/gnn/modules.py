@@ -185,8 +185,7 @@ class RGCNComposition(nn.Module):
         self.layers = cfg.rgcn_layers
         self.reverse = cfg.reverse_messages
         # T[direction, layer] is the d x d x d tensor of the paper (forward, and inverse messages).
-        directions = 2 if cfg.reverse_messages else 1
-        self.T = nn.Parameter(torch.randn(directions, cfg.rgcn_layers, d, d, d) * d**-1.5)
+        self.T = nn.Parameter(torch.randn(1 + self.reverse, cfg.rgcn_layers, d, d, d) * d**-1.5)
         self.root = nn.ModuleList(nn.Linear(d, d) for _ in range(cfg.rgcn_layers))
 
     def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
@@ -196,7 +195,7 @@ class RGCNComposition(nn.Module):
         col[used] = torch.arange(len(used), device=h.device)
         for t in range(self.layers):
             out = self.root[t](h)
-            for direction in (0, 1) if self.reverse else (0,):
+            for direction in range(len(self.T)):  # 0: along edges; 1: against them (-bi only)
                 mask = back == bool(direction)
                 # W_r = r x1 T for the relations in this batch; every node's h projected by each.
                 w = torch.einsum("rk,kij->rij", r[used], self.T[direction, t])

@@ -47,11 +47,14 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def job_seed() -> int:
-    """A learner's seed, drawn from numpy's global RNG: the orchestrator's worker seeds that per job
-    from its (seed, repeat), so ``orch run --seed`` and repeats vary the initialisation and a job
-    reruns identically. Outside a worker, seed numpy first (``np.random.seed``) to repeat a run."""
-    return int(np.random.randint(2**31 - 1))
+def job_seed(fixed: int | None = None) -> int:
+    """Seed Python, numpy and torch for one fit and return the seed: ``fixed`` if given, else one
+    drawn from numpy's global RNG. The orchestrator's worker seeds that RNG per job from its
+    (seed, repeat), so ``orch run --seed`` and repeats vary the initialisation and a job reruns
+    identically. Outside a worker, seed numpy first (``np.random.seed``) to repeat a run."""
+    seed = int(np.random.randint(2**31 - 1)) if fixed is None else fixed
+    seed_everything(seed)
+    return seed
 
 
 def autocast(device: torch.device) -> contextlib.AbstractContextManager:
