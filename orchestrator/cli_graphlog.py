@@ -361,19 +361,20 @@ def _acc(x: float | None) -> str:
 
 
 def _print_summary(summary: dict) -> None:
+    from orchestrator.graphlog_sweep import display_rows
+
     if not summary["table"]:
         console.print("no GraphLog sweep results")
         return
-    groups = [(r["setup"], r["model"], r["k"]) for r in summary["table"]]
+    rows = display_rows(summary)
+    groups = [(r["setup"], r["model"], r["k"]) for r in rows]
     several = len(set(groups)) < len(groups)  # some setup x model ran with several settings
     table = Table(title="GraphLog sweep: test accuracy, mean ± std over seeds")
-    for c in ("setup", "model", "k", "seeds", "test acc", "jobs") + (("settings",) if several else ()):
+    columns = ["setup", "model", "k", "seeds", "test acc", "jobs"] + (["settings"] if several else [])
+    for c in columns:
         table.add_column(c)
-    for r in summary["table"]:
-        acc = _acc(r["test_acc_mean"]) + ("" if r["test_acc_std"] is None else f" ± {r['test_acc_std']:.3f}")
-        jobs = ", ".join(f"{s} {n}" for s, n in r["jobs"].items())
-        cells = [r["setup"], r["model"], "" if r["k"] is None else str(r["k"]), str(r["seeds"]), acc, jobs]
-        table.add_row(*cells, *((r["settings"],) if several else ()))
+    for r in rows:
+        table.add_row(*(r[c] for c in columns))
     console.print(table)
     for curve in summary["forgetting"]:
         console.print(f"forgetting curve, continual {curve['model']} ({curve['settings']}):")

@@ -452,6 +452,19 @@ def _mean_std(values: list[float]) -> tuple[float | None, float | None]:
     return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else None
 
 
+def display_rows(summary: dict) -> list[dict]:
+    """:func:`summarize`'s table as people read it (the CLI's table, the HTML report): test accuracy
+    as "mean ± std" (no ± with one seed, "—" with none), job counts by status."""
+    out = []
+    for t in summary["table"]:
+        mean, std = t["test_acc_mean"], t["test_acc_std"]
+        acc = "—" if mean is None else f"{mean:.3f}" + ("" if std is None else f" ± {std:.3f}")
+        out.append({"setup": t["setup"], "model": t["model"], "k": "" if t["k"] is None else str(t["k"]),
+                    "seeds": str(t["seeds"]), "test acc": acc,
+                    "jobs": ", ".join(f"{s} {n}" for s, n in t["jobs"].items()), "settings": t["settings"]})  # fmt: skip
+    return out
+
+
 def _world_list(text: str) -> str:
     names = text.split(",")
     if len(names) <= 4:

@@ -222,21 +222,18 @@ def graphlog_sections(store: ResultStore, path: Path) -> list[str]:
     """GraphLog: the sweep summary (paper figures beside supervised rows), its k-shot and forgetting
     curves, and the rule learners' programs applied recursively (orch analyse compose)."""
     from orchestrator.compose import score_composed
-    from orchestrator.graphlog_sweep import stored_rows, summarize
+    from orchestrator.graphlog_sweep import display_rows, stored_rows, summarize
 
     out: list[str] = []
     summary = summarize(stored_rows(store))
     if summary["table"]:
         rows = []
-        for t in summary["table"]:
-            mean, std = t["test_acc_mean"], t["test_acc_std"]
-            base = "-".join(t["model"].split("-")[:2])  # <rep>-<comp>, variants (-bi, -rand) dropped
-            paper = GRAPHLOG_PUBLISHED.get(base) if t["setup"] == "supervised" else None
-            rows.append({"setup": t["setup"], "model": t["model"], "k": t["k"], "seeds": t["seeds"],
-                         "test acc": "" if mean is None else f"{mean:.3f} ± {std or 0:.3f}",
-                         "paper (57 worlds)": paper,
-                         "jobs": ", ".join(f"{k} {v}" for k, v in t["jobs"].items()),
-                         "settings": t["settings"]})  # fmt: skip
+        for r in display_rows(summary):
+            base = "-".join(r["model"].split("-")[:2])  # <rep>-<comp>, variants (-bi, -rand) dropped
+            paper = GRAPHLOG_PUBLISHED.get(base) if r["setup"] == "supervised" else None
+            at = list(r).index("test acc") + 1  # the paper's figure beside ours
+            items = list(r.items())
+            rows.append(dict(items[:at] + [("paper (57 worlds)", paper)] + items[at:]))
         out += [
             "<h2>GraphLog sweeps (orch graphlog sweep)</h2>",
             "<p class='note'>Test accuracy, mean ± std over seeds; 'paper' is the GraphLog paper's "
