@@ -54,11 +54,26 @@ def world_ids(args: argparse.Namespace) -> list[int]:
     return list(range(args.worlds))
 
 
+def model_config(rep: str, comp: str, args: argparse.Namespace, seed: int = 0):
+    """The NetConfig of ``<rep>-<comp>`` with the variants and dropout the command line asks for."""
+    from learners.gnn.modules import net_config
+
+    name = f"{rep}-{comp}" + ("-bi" if args.bidirectional else "") + ("-rand" if args.random_nodes else "")
+    return net_config(name, dim=args.dim, seed=seed, dropout=0.4 if args.dropout is None else args.dropout)
+
+
+def variants(args: argparse.Namespace) -> str:
+    """How the models were built, for table titles."""
+    return ("messages both ways (-bi)" if args.bidirectional else "messages along edges") + (
+        ", random node features (-rand)" if args.random_nodes else ""
+    )
+
+
 def throughput(world, args: argparse.Namespace) -> list[dict]:
     import torch
 
     from learners.base import Budget
-    from learners.gnn.modules import GraphLogNet, NetConfig
+    from learners.gnn.modules import GraphLogNet
     from learners.gnn.train import TrainConfig, make_optimizer, pick_device, predict_classes, train_steps
 
     device = pick_device()
@@ -67,8 +82,7 @@ def throughput(world, args: argparse.Namespace) -> list[dict]:
     n_test = len(world.splits["test"])
     for rep, comp in MODELS:
         torch.manual_seed(0)
-        cfg = NetConfig(rep=rep, comp=comp, dim=args.dim, reverse_messages=args.bidirectional)
-        net = GraphLogNet(cfg).to(device)
+        net = GraphLogNet(model_config(rep, comp, args)).to(device)
         opt = make_optimizer(net, TrainConfig())
         train_s, infer_s = [], []
         for r in range(args.repeats):
@@ -93,19 +107,12 @@ def throughput(world, args: argparse.Namespace) -> list[dict]:
 
 def accuracy(worlds, args: argparse.Namespace) -> list[dict]:
     from learners.gnn import setups
-    from learners.gnn.modules import NetConfig
     from learners.gnn.train import TrainConfig
 
     rows = []
     for rep, comp in MODELS:
         for seed in args.model_seeds:
-            cfg = NetConfig(rep=rep, comp=comp, dim=args.dim, seed=seed)
-            if args.dropout is not None:
-                cfg = replace(cfg, rep_dropout=args.dropout, egat_dropout=args.dropout)
-            if args.random_nodes:
-                cfg = replace(cfg, query_markers=False)
-            if args.bidirectional:
-                cfg = replace(cfg, reverse_messages=True)
+            cfg = model_config(rep, comp, args, seed)
             res = setups.supervised(worlds, cfg, TrainConfig(epochs=args.epochs, seed=seed))
             for r in res:
                 w = next(x for x in worlds if x.name == r["world"])
@@ -347,8 +354,7 @@ def main() -> None:
         print_table(
             throughput(worlds[0], args),
             args.json,
-            f"GNN throughput on {worlds[0].name} ({sizes}), 1 thread, "
-            + ("messages both ways (-bi)" if args.bidirectional else "messages along edges"),
+            f"GNN throughput on {worlds[0].name} ({sizes}), 1 thread, {variants(args)}",
         )
     if args.accuracy:
         rows = accuracy(worlds, args)
@@ -357,9 +363,7 @@ def main() -> None:
             args.json,
             f"supervised accuracy, worlds {world_ids(args)}, seeds {args.model_seeds}, {sizes}, "
             f"{args.epochs} epochs, dim {args.dim}, "
-            f"dropout {'paper (0.4)' if args.dropout is None else args.dropout}"
-            + (", random node features" if args.random_nodes else "")
-            + (", messages both ways (-bi)" if args.bidirectional else ", messages along edges"),
+            f"dropout {'paper (0.4)' if args.dropout is None else args.dropout}, {variants(args)}",
         )
         summary = []
         for rep, comp in MODELS:
