@@ -85,3 +85,20 @@ def test_clause_text_names_variables_by_type_and_spells_constants():
 def test_settings_are_the_same_for_every_game():
     assert Settings() == Settings()
     assert bias_for(_task().for_predicate("next_cell"), Settings(max_body=3)).settings.max_body == 3
+
+
+def test_rules_name_only_declared_constants():
+    """A signature bounds the constants rules may name; with none, any constant may be named."""
+    from tasks.graphlog.as_task import world_task
+    from tasks.graphlog.generator import GeneratorConfig, generate_suite
+
+    declared = bias_for(_task().for_predicate("next_cell"))
+    assert declared.may_name("x") and declared.may_name("1") and not declared.may_name("zz")
+    # GraphLog declares a node type with no constants: node names and even u, v are never named
+    world = generate_suite(GeneratorConfig(n_train=20, n_valid=5, n_test=5, world_nodes=60), [0])[0]
+    task = world_task(world)
+    graphlog = bias_for(task.for_predicate(task.predicates[0]))
+    assert graphlog.constants == {"node": []}
+    assert not any(graphlog.may_name(c) for c in ("u", "v", "n0", "n4"))
+    unsigned = task_from_dats("mini", "next", {"train": DatFile(["next_cell(1, 1, x)"], [], [([], [])])})
+    assert bias_for(unsigned.for_predicate("next_cell")).may_name("zz")
