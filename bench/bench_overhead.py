@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from sweep_helpers import write_tiny_dataset  # noqa: E402
 
 from bench.common import print_table  # noqa: E402
-from orchestrator.raysession import local_ray  # noqa: E402
-from orchestrator.scheduler import SweepOptions, run_sweep  # noqa: E402
-from orchestrator.store import ResultStore  # noqa: E402
-from orchestrator.sweep import build_jobs  # noqa: E402
-from orchestrator.worker import JobLimits, run_jobs  # noqa: E402
+from orchestrator.scheduling.raysession import local_ray  # noqa: E402
+from orchestrator.scheduling.scheduler import SweepOptions, run_sweep  # noqa: E402
+from orchestrator.scheduling.sweep import build_jobs  # noqa: E402
+from orchestrator.scheduling.worker import JobLimits, run_jobs  # noqa: E402
+from orchestrator.storage.store import ResultStore  # noqa: E402
 from tasks.iggp import Dataset  # noqa: E402
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.store import ResultStore  # noqa: E402
+from orchestrator.storage.store import ResultStore  # noqa: E402
 
 
 def job_row(i: int) -> dict:

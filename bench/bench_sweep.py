@@ -23,7 +23,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import iggp_dir, print_table  # noqa: E402
-from orchestrator.store import ResultStore  # noqa: E402
+from orchestrator.storage.store import ResultStore  # noqa: E402
 
 
 def main() -> None:

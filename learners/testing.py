@@ -140,7 +140,8 @@ class DieLearner(_TestLearner):
 )
 class DieWorkerLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
-        parent = os.environ.get("ORCH_JOB_PARENT")  # set by orchestrator.worker in each job process
+        # ORCH_JOB_PARENT is set by orchestrator.scheduling.worker in each job process.
+        parent = os.environ.get("ORCH_JOB_PARENT")
         if parent is None or int(parent) != os.getppid():
             raise RuntimeError("dieworker test learner only runs inside an orch job process")
         os.kill(os.getppid(), signal.SIGKILL)

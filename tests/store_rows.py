@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from orchestrator.schema import COUNT_COLUMNS
+from orchestrator.storage.schema import COUNT_COLUMNS
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

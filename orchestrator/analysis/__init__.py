@@ -1,0 +1,1 @@
+"""Read-only analyses of the store: report tables, task selection, comparisons, predictive, compose, HTML."""

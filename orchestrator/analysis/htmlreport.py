@@ -1,0 +1,377 @@
+"""``orch report --html OUT``: one self-contained page (and PNG files) from the results store.
+
+The page holds the paper-style tables with published figures in reference rows (marked as
+such), a game x learner heatmap of balanced accuracy, time-to-solve curves, GNN learning and
+forgetting curves where the store has them, GraphLog sweeps (k-shot and forgetting curves) and
+composed rule scores, information-gain task selection, and the clustered
+task-correlation heatmap. Images are embedded as data URIs, so the page is one file that can be
+mailed or archived; the same figures are written as PNG files beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from orchestrator.analysis.report import STRICT_NOTE, report_tables  # noqa: E402
+from orchestrator.analysis.selection import (  # noqa: E402
+    PerformanceTable,
+    check_selection,
+    complete_runs,
+    greedy_select,
+    runs_from_store,
+    task_correlation,
+)
+from orchestrator.storage.store import ResultStore  # noqa: E402
+
+PUBLISHED = [
+    # (learner, mean balanced accuracy %, perfectly solved, source). Marked "published" on the page.
+    ("ILASP* (paper Table 3)", 86.0, "40%", "IGGP paper, 200 tasks, 30 min/predicate, authors' scoring"),
+    ("Metagol (paper Table 3)", 69.0, "34%", "IGGP paper, 200 tasks, 30 min/predicate"),
+    ("ILASP* (strict re-score)", 86.0, "36.5%", "notes.md: authors' programs, every atom scored, 200 tasks"),
+    ("ILASP* (159 shared tasks)", 85.0, "57 (35.8%)", "authors' programs re-scored on the 159 shared tasks"),
+    ("true (reference impl.)", 49.1, "7", "independent implementation, 159 shared tasks"),
+    ("inertia (reference impl.)", 57.0, "7", "independent implementation, 159 shared tasks"),
+    ("mean (reference impl.)", 66.3, "25", "independent implementation, 159 shared tasks"),
+    ("knn1 (reference impl.)", 81.2, "26", "independent implementation, 159 shared tasks"),
+    ("knn5 (reference impl.)", 81.6, "32", "independent implementation, 159 shared tasks"),
+]
+
+# GraphLog paper, single-task supervised, mean test accuracy over its 57 worlds (notes.md).
+GRAPHLOG_PUBLISHED = {"gat-egat": 0.619, "param-egat": 0.611, "gcn-egat": 0.604,
+                      "param-rgcn": 0.539, "gat-rgcn": 0.531, "gcn-rgcn": 0.526}  # fmt: skip
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:14px}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
+tr.published td{background:#fff8e1;font-style:italic}
+img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+.note{color:#555;font-size:13px}
+"""
+
+
+def _png(fig, path: Path) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def _fmt(v) -> str:
+    return f"{v:.3f}" if isinstance(v, float) else html.escape("" if v is None else str(v))
+
+
+def _table_html(rows: list[dict], published: list[tuple] | None = None) -> str:
+    """An HTML table; ``published`` rows (learner, ba %, perfect, source) are appended, marked."""
+    if not rows and not published:
+        return "<p class='note'>(no rows)</p>"
+    cols = list(rows[0]) if rows else ["learner", "balanced_accuracy", "perfect"]
+    if published:
+        cols = [*cols, "source"]
+    out = ["<table><tr>" + "".join(f"<th>{html.escape(str(c))}</th>" for c in cols) + "</tr>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in cols) + "</tr>")
+    for name, ba, perfect, source in published or []:
+        values = {
+            "learner": name,
+            "balanced_accuracy": f"{ba / 100:.3f}",
+            "perfect": perfect,
+            "source": f"published: {source}",
+        }
+        out.append(
+            "<tr class='published'>" + "".join(f"<td>{_fmt(values.get(c))}</td>" for c in cols) + "</tr>"
+        )
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def predictive_rows(predictive: list[dict], task_rows: list[dict]) -> list[dict]:
+    """Predictive power per (game, learner) beside the balanced accuracy of its legal and next tasks."""
+    ba = {(r["game"], r["learner"], r["target"]): r.get("balanced_accuracy") for r in task_rows}
+    return [
+        {
+            "game": p["game"],
+            "learner": p["learner"],
+            "repeat": p["repeat"],
+            "legal ba": ba.get((p["game"], p["learner"], "legal")),
+            "applicability P": p["applicability_precision"],
+            "applicability R": p["applicability_recall"],
+            "next ba": ba.get((p["game"], p["learner"], "next")),
+            "effects P": p["effects_precision"],
+            "effects R": p["effects_recall"],
+        }
+        for p in sorted(predictive, key=lambda p: (p["game"], p["learner"], p["repeat"]))
+    ]
+
+
+def heatmap_ba(task_rows: list[dict], path: Path) -> str | None:
+    """Game x learner mean balanced accuracy (over the game's complete tasks)."""
+    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in task_rows:
+        if r.get("tasks") and r.get("balanced_accuracy") is not None:
+            cells[(r["game"], r["learner"])].append(r["balanced_accuracy"])
+    if not cells:
+        return None
+    games = sorted({g for g, _ in cells})
+    learners = sorted({a for _, a in cells})
+    m = np.full((len(games), len(learners)), np.nan)
+    for (g, a), v in cells.items():
+        m[games.index(g), learners.index(a)] = np.mean(v)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(learners), 1 + 0.28 * len(games)))
+    im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(learners)), learners, rotation=45, ha="right")
+    ax.set_yticks(range(len(games)), games, fontsize=8)
+    fig.colorbar(im, ax=ax, label="balanced accuracy")
+    ax.set_title("Balanced accuracy per game (mean over targets)")
+    return _png(fig, path)
+
+
+def time_to_solve(store: ResultStore, task_rows: list[dict], path: Path) -> str | None:
+    """Share of tasks perfectly solved within t seconds of learning.
+
+    A task's time is the sum of its predicates' learning times, averaged over its runs.
+    """
+    table = store.latest(["learner", "game", "target", "seed", "repeat", "learn_s"]).to_pylist()
+    per_run: dict[tuple, float] = defaultdict(float)
+    for r in table:
+        per_run[(r["learner"], r["game"], r["target"], r["seed"], r["repeat"])] += r["learn_s"] or 0.0
+    runs: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for (learner, game, target, _, _), t in per_run.items():
+        runs[(learner, game, target)].append(t)
+    times = {k: float(np.mean(v)) for k, v in runs.items()}
+    solved: dict[str, list[float]] = defaultdict(list)
+    totals: dict[str, int] = defaultdict(int)
+    for r in task_rows:
+        totals[r["learner"]] += 1
+        if r.get("tasks") and r.get("perfect") == 1:
+            solved[r["learner"]].append(times.get((r["learner"], r["game"], r["target"]), 0.0))
+    if not totals:
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    horizon = max([t for ts in solved.values() for t in ts] + [1.0])
+    grid = np.geomspace(1e-3, horizon * 1.05, 200)
+    for learner in sorted(totals):
+        ts = np.sort(solved.get(learner, []))
+        share = np.searchsorted(ts, grid, side="right") / max(totals[learner], 1)
+        ax.step(grid, share, where="post", label=learner)
+    ax.set_xscale("log")
+    ax.set_xlabel("learning time per task (s, summed over its predicates)")
+    ax.set_ylabel("share of tasks perfectly solved")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.set_title("Time to solve")
+    return _png(fig, path)
+
+
+def gnn_curves(store: ResultStore, path: Path) -> str | None:
+    """Learning curves (``extra.learning_curve``) and forgetting curves (``extra.forgetting``)."""
+    rows = store.latest(["learner", "game", "target", "extra"]).to_pylist()
+    curves, forgetting = [], []
+    for r in rows:
+        try:
+            extra = json.loads(r["extra"] or "{}")
+        except json.JSONDecodeError:
+            continue
+        if extra.get("learning_curve"):
+            curves.append((f"{r['learner']} {r['game']}", extra["learning_curve"]))
+        if extra.get("forgetting"):
+            forgetting.append((f"{r['learner']} {r['game']}", extra["forgetting"]))
+    if not curves and not forgetting:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for label, curve in curves[:12]:
+        xs = [p.get("epoch", i) for i, p in enumerate(curve)]
+        ys = [p.get("valid_acc", p.get("valid", np.nan)) for p in curve]
+        axes[0].plot(xs, ys, label=label)
+    axes[0].set_xlabel("epoch")
+    axes[0].set_ylabel("validation accuracy")
+    axes[0].set_title("GNN learning curves")
+    # matrix[i][j]: accuracy on world j after training on world i (j <= i)
+    firsts = [(label, [row[0] for row in matrix if row]) for label, matrix in forgetting[:6]]
+    series = [(label, list(range(1, len(ys) + 1)), ys) for label, ys in firsts]
+    return _forgetting_and_png(fig, axes, series, "accuracy on the first world", path)
+
+
+def _forgetting_and_png(fig, axes, series: list[tuple[str, list, list]], ylabel: str, path: Path) -> str:
+    """Draw forgetting curves (label, worlds trained so far, accuracy) on axes[1]; legends; the PNG."""
+    for label, xs, ys in series:
+        axes[1].plot(xs, ys, marker="o", label=label)
+    axes[1].set_xlabel("worlds trained so far")
+    axes[1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[1].set_ylabel(ylabel)
+    axes[1].set_title("Forgetting (continual setup)")
+    for ax in axes:
+        if ax.lines:
+            ax.legend(fontsize=7)
+    return _png(fig, path)
+
+
+def graphlog_sections(store: ResultStore, path: Path) -> list[str]:
+    """GraphLog: the sweep summary (paper figures beside supervised rows), its k-shot and forgetting
+    curves, and the rule learners' programs applied recursively (orch analyse compose)."""
+    from orchestrator.analysis.compose import score_composed
+    from orchestrator.graphlog.sweep import display_rows, stored_rows, summarize
+
+    out: list[str] = []
+    summary = summarize(stored_rows(store))
+    if summary["table"]:
+        rows = []
+        for r in display_rows(summary):
+            base = "-".join(r["model"].split("-")[:2])  # <rep>-<comp>, variants (-bi, -rand) dropped
+            paper = GRAPHLOG_PUBLISHED.get(base) if r["setup"] == "supervised" else None
+            at = list(r).index("test acc") + 1  # the paper's figure beside ours
+            items = list(r.items())
+            rows.append(dict(items[:at] + [("paper (57 worlds)", paper)] + items[at:]))
+        out += [
+            "<h2>GraphLog sweeps (orch graphlog sweep)</h2>",
+            "<p class='note'>Test accuracy, mean ± std over seeds; 'paper' is the GraphLog paper's "
+            "single-task mean over its own 57 worlds (different worlds, dimension 200, 500 epochs).</p>",
+            _table_html(rows),
+        ]
+        img = _graphlog_curves(summary, path)
+        if img:
+            out.append(f"<img alt='graphlog curves' src='data:image/png;base64,{img}'>")
+    try:
+        composed = score_composed(store)
+    except (OSError, ValueError) as e:  # the suite moved or lost a split: say so, keep the page
+        composed, out = [], [*out, f"<p class='note'>Composed scores unavailable: {html.escape(str(e))}</p>"]
+    if composed:
+        out += [
+            "<h2>GraphLog: learned rules applied recursively (orch analyse compose)</h2>",
+            _table_html(composed),
+        ]
+    return out
+
+
+def _graphlog_curves(summary: dict, path: Path) -> str | None:
+    """k-shot accuracy against adaptation steps, and accuracy on past worlds in the continual setup."""
+    kshot: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for t in summary["table"]:
+        if t["setup"] == "kshot" and t["test_acc_mean"] is not None:
+            kshot[t["model"]].append((t["k"], t["test_acc_mean"]))
+    if not kshot and not summary["forgetting"]:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for model, points in sorted(kshot.items()):
+        ks, accs = zip(*sorted(points), strict=True)
+        axes[0].plot(ks, accs, marker="o", label=model)
+    axes[0].set_xlabel("adaptation steps (k)")
+    axes[0].set_ylabel("test accuracy on held-out worlds")
+    axes[0].set_title("k-shot adaptation")
+    series = []
+    for curve in summary["forgetting"][:8]:
+        steps = [s for s in curve["steps"] if s["past_mean_acc"] is not None]
+        series.append((curve["model"], [s["after"] + 1 for s in steps], [s["past_mean_acc"] for s in steps]))
+    return _forgetting_and_png(fig, axes, series, "mean accuracy on earlier worlds", path)
+
+
+def correlation_heatmap(table: PerformanceTable, path: Path) -> str | None:
+    if len(table.tasks) < 2 or len(table.learners) < 2:
+        return None
+    corr, order = task_correlation(table)
+    m = corr[np.ix_(order, order)]
+    labels = [table.tasks[i] for i in order]
+    size = min(14, 2 + 0.12 * len(labels))
+    fig, ax = plt.subplots(figsize=(size + 1.5, size))
+    im = ax.imshow(m, vmin=-1, vmax=1, cmap="RdBu_r")
+    fs = 8 if len(labels) <= 60 else 4
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=fs)
+    ax.set_yticks(range(len(labels)), labels, fontsize=fs)
+    fig.colorbar(im, ax=ax, label="Pearson correlation of learner performance")
+    ax.set_title("Task-by-task correlation (hierarchically clustered)")
+    return _png(fig, path)
+
+
+def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Path) -> tuple[str, dict]:
+    runs = complete_runs(runs_from_store(store))
+    if len({r["learner"] for r in runs}) < 2:
+        return "<p class='note'>Selection needs at least two learners with complete tasks.</p>", {}
+    table = PerformanceTable.from_runs(runs, metrics)
+    sel = greedy_select(table, k)
+    check = check_selection(table, sel)
+    rows = [
+        {"rank": i + 1, "task": t, "cumulative_gain_bits": g, "single_gain_bits": sel.single_gain[t]}
+        for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
+    ]
+    reps = int(table.repeats.min()) if table.repeats.size else 0
+    parts = [
+        f"<p>{len(table.learners)} learners, {len(table.tasks)} tasks, metrics {', '.join(metrics)}, at least "
+        f"{reps} run(s) per (task, learner). Maximum gain log2({len(table.learners)}) = {sel.max_gain:.2f} bits.</p>",
+        _table_html(rows),
+        f"<p>Kendall tau of the learner ranking on the {len(sel.tasks)} chosen tasks vs all tasks: "
+        f"<b>{check.tau_selected:.3f}</b>; random {len(sel.tasks)}-task subsets: {check.tau_random_mean:.3f} "
+        f"± {check.tau_random_std:.3f} ({check.random_samples} samples).</p>",
+    ]
+    img = correlation_heatmap(table, figdir / "task_correlation.png")
+    if img:
+        parts.append(f"<img alt='task correlation' src='data:image/png;base64,{img}'>")
+    return "\n".join(parts), {
+        "selected": rows,
+        "tau": check.tau_selected,
+        "tau_random": check.tau_random_mean,
+    }
+
+
+def write_html(
+    store: ResultStore, out: Path, k: int = 10, metrics: tuple[str, ...] = ("ba", "perfect")
+) -> Path:
+    """Write the report page to ``out`` and its PNG figures to ``out``'s ``<stem>_figures/``."""
+    out = Path(out)
+    figdir = out.with_name(out.stem + "_figures")
+    tables = report_tables(store, by=("learner", "target", "game", "task"))
+    sections = [
+        f"<h1>orch report</h1><p class='note'>Store: {html.escape(store.uri)}."
+        f" {html.escape(STRICT_NOTE)} Rows in italics are published or reference figures, not runs of this store.</p>",
+        "<h2>Learners (IGGP Table 3)</h2>",
+        _table_html(tables.get("learner", []), PUBLISHED),
+        "<h2>By target (Tables 4 and 5)</h2>",
+        _table_html(tables.get("target", [])),
+    ]
+    from orchestrator.analysis.predictive import read_predictive
+
+    predictive = read_predictive(store)
+    if predictive:
+        sections += [
+            "<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
+            _table_html(predictive_rows(predictive, tables.get("task", []))),
+        ]
+    img = heatmap_ba(tables.get("task", []), figdir / "heatmap_ba.png")
+    if img:
+        sections += [
+            "<h2>Balanced accuracy per game</h2>",
+            f"<img alt='heatmap' src='data:image/png;base64,{img}'>",
+        ]
+    img = time_to_solve(store, tables.get("task", []), figdir / "time_to_solve.png")
+    if img:
+        sections += ["<h2>Time to solve</h2>", f"<img alt='time to solve' src='data:image/png;base64,{img}'>"]
+    img = gnn_curves(store, figdir / "gnn_curves.png")
+    if img:
+        sections += [
+            "<h2>GNN learning and forgetting curves</h2>",
+            f"<img alt='gnn curves' src='data:image/png;base64,{img}'>",
+        ]
+    sections += graphlog_sections(store, figdir / "graphlog_curves.png")
+    sel_html, _ = selection_section(store, k, list(metrics), figdir)
+    sections += ["<h2>Task selection by information gain</h2>", sel_html]
+    sections += ["<h2>By game (Table 5 style)</h2>", _table_html(tables.get("game", []))]
+    if tables.get("incomplete"):
+        sections += ["<h2>Incomplete tasks</h2>", _table_html(tables["incomplete"])]
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>orch report</title><style>{CSS}</style>"
+        f"</head><body>{''.join(sections)}</body></html>"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page)
+    return out

@@ -1,0 +1,312 @@
+"""Result tables in the shape of the IGGP paper's Tables 3-5, computed from the store alone.
+
+Scoring is strict (../shared/papers/notes.md): every atom listed under ``atoms:`` of the test file
+is scored, and a task (game, target) is scored by pooling the counts of *all* its flattened
+predicates into one balanced accuracy. Perfectly solved means exactly 1.0, which with integer
+counts means no false positive and no false negative at all.
+
+What counts:
+
+* Each job's latest attempt (:meth:`ResultStore.latest`).
+* ``ok`` and ``timeout`` rows count with their counts (a timeout holds its best model's counts).
+* A task is *complete* for a learner when every predicate of the task has a row with counts. The
+  predicates of a task are those in the sweep manifests plus those any learner has a row for.
+  A task with a failed job (``error``, ``oom``, ``killed``, a timeout before any model) or a
+  missing job is *incomplete*: it is left out of the means and shares, and every table has an
+  ``incomplete`` column so that learners are only compared on equal terms knowingly.
+* Several seeds or repeats of one task are averaged: the task's balanced accuracy is their mean,
+  and its "perfect" value the fraction of runs solved perfectly (an integer count for one run).
+* Rows of one learner and task on different data (dataset fingerprints) are not mixed: the task
+  is incomplete ("mixed datasets"); report one sweep at a time with ``--sweep``.
+* A learner run with several budgets is shown once per budget, as ``learner (60s)``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.compute as pc
+import typer
+
+from learners.metrics import Counts, pool
+from orchestrator.storage.schema import FINAL_STATUSES
+from orchestrator.storage.store import DEFAULT_STORE, ResultStore, StoreError, scrub
+
+TABLES = ("learner", "target", "game", "task")
+FORMATS = ("table", "csv", "json", "md")
+TARGET_ORDER = {"goal": 0, "legal": 1, "next": 2, "terminal": 3}
+STRICT_NOTE = (
+    "Strict scoring: every atom under `atoms:` of each test file is scored; a task pools all its "
+    "predicates; perfectly solved = balanced accuracy exactly 1.0. Incomplete tasks are excluded."
+)
+
+_ROW_COLUMNS = [
+    "job_id",
+    "sweep",
+    "dataset_fingerprint",
+    "game",
+    "target",
+    "predicate",
+    "learner",
+    "budget_s",
+    "seed",
+    "repeat",
+    "status",
+]
+
+
+@dataclass
+class TaskScore:
+    """One learner on one task (game, target), over its runs.
+
+    ``runs`` maps ``(seed, repeat)`` to ``{predicate: Counts}`` (``None`` for a job without
+    counts); other modules (select, compare) read it in that shape.
+    """
+
+    learner: str
+    game: str
+    target: str
+    runs: dict[tuple, dict[str, Counts | None]] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    datasets: set[str | None] = field(default_factory=set)
+
+    def complete(self, predicates: set[str]) -> bool:
+        return (
+            bool(self.runs)
+            and len(self.datasets) <= 1
+            and all(
+                set(preds) >= predicates and all(c is not None for c in preds.values())
+                for preds in self.runs.values()
+            )
+        )
+
+    def reason(self) -> str:
+        """Why the task is incomplete: mixed data, the worst status among its jobs, or 'missing'."""
+        if len(self.datasets) > 1:
+            return "mixed datasets (use --sweep)"
+        for status in ("error", "oom", "killed", "timeout"):
+            if status in self.failures:
+                return status if status != "timeout" else "timeout without a model"
+        return "missing"
+
+    def pooled(self) -> list[Counts]:
+        return [pool(c for c in preds.values() if c is not None) for preds in self.runs.values()]
+
+
+def _label(learner: str, budget: float | None, budgets: dict[str, set]) -> str:
+    if len(budgets[learner]) > 1 and budget is not None:
+        return f"{learner} ({budget:g}s)"
+    return learner
+
+
+def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test") -> tuple[list, dict]:
+    """Every (learner, game, target) with its runs, and each task's predicate set."""
+    if split not in ("test", "validate"):
+        raise StoreError(f"split must be 'test' or 'validate', not {split!r}")
+    counts = [f"{split}_{c}" for c in ("tp", "fp", "tn", "fn")]
+    rows = store.latest([*_ROW_COLUMNS, *counts])
+    manifests = store.manifests()
+    if sweep is not None:
+        planned = manifests.filter(pc.field("sweep") == sweep)
+        manifests = planned
+        if planned.num_rows:
+            rows = rows.filter(pc.is_in(rows["job_id"], planned["job_id"]))
+        else:
+            rows = rows.filter(pc.field("sweep") == sweep)
+
+    predicates: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in manifests.select(["game", "target", "predicate"]).to_pylist():
+        predicates[(r["game"], r["target"])].add(r["predicate"])
+    records = rows.to_pylist()
+    budgets: dict[str, set] = defaultdict(set)
+    for r in records:
+        predicates[(r["game"], r["target"])].add(r["predicate"])
+        budgets[r["learner"]].add(r["budget_s"])
+
+    scores: dict[tuple, TaskScore] = {}
+    for r in records:
+        label = _label(r["learner"], r["budget_s"], budgets)
+        score = scores.setdefault((label, r["game"], r["target"]), TaskScore(label, r["game"], r["target"]))
+        run = score.runs.setdefault((r["seed"], r["repeat"]), {})
+        score.datasets.add(r["dataset_fingerprint"])
+        values = [r[c] for c in counts]
+        scored = r["status"] in FINAL_STATUSES and all(v is not None for v in values)
+        run[r["predicate"]] = Counts(*values) if scored else None
+        if not scored:
+            score.failures.append(r["status"])
+    # A learner that never ran some task of the sweep has an incomplete (missing) task there.
+    for label in {s.learner for s in scores.values()}:
+        for game, target in predicates:
+            scores.setdefault((label, game, target), TaskScore(label, game, target))
+    return sorted(
+        scores.values(), key=lambda s: (s.learner, s.game, TARGET_ORDER.get(s.target, 9), s.target)
+    ), predicates
+
+
+def _summary(group: Iterable[tuple[TaskScore, set[str]]]) -> dict:
+    bas, perfect, incomplete = [], 0.0, 0
+    for score, preds in group:
+        if not score.complete(preds):
+            incomplete += 1
+            continue
+        runs = score.pooled()
+        bas.append(sum(c.balanced_accuracy for c in runs) / len(runs))
+        perfect += sum(c.perfect for c in runs) / len(runs)
+    n = len(bas)
+    return {
+        "tasks": n,
+        "incomplete": incomplete,
+        "balanced_accuracy": sum(bas) / n if n else None,
+        "perfect": int(perfect) if perfect == int(perfect) else round(perfect, 3),
+        "perfect_share": perfect / n if n else None,
+    }
+
+
+def report_tables(
+    store: ResultStore,
+    by: Sequence[str] = ("learner", "target", "game"),
+    sweep: str | None = None,
+    split: str = "test",
+) -> dict[str, list[dict]]:
+    """Tables keyed by name: ``learner`` (Table 3), ``target`` (learner x target, Table 4), ``game``
+    (game x learner, Table 5), ``task`` (one row per learner and task), plus ``incomplete``
+    (learner x reason: how many tasks were left out and why)."""
+    unknown = [b for b in by if b not in TABLES]
+    if unknown:
+        raise StoreError(f"unknown table(s) {unknown}; choose from {list(TABLES)}")
+    scores, predicates = task_scores(store, sweep, split)
+    keyed = [(s, predicates[(s.game, s.target)]) for s in scores]
+
+    def grouped(key) -> dict:
+        groups: dict[tuple, list] = defaultdict(list)
+        for item in keyed:
+            groups[key(item[0])].append(item)
+        return groups
+
+    tables: dict[str, list[dict]] = {}
+    if "learner" in by:
+        tables["learner"] = [
+            {"learner": k[0], **_summary(g)} for k, g in grouped(lambda s: (s.learner,)).items()
+        ]
+    if "target" in by:
+        groups = grouped(lambda s: (s.learner, s.target))
+        order = sorted(groups, key=lambda k: (k[0], TARGET_ORDER.get(k[1], 9), k[1]))
+        tables["target"] = [{"learner": k[0], "target": k[1], **_summary(groups[k])} for k in order]
+    if "game" in by:
+        groups = grouped(lambda s: (s.game, s.learner))
+        tables["game"] = [{"game": k[0], "learner": k[1], **_summary(groups[k])} for k in sorted(groups)]
+    if "task" in by:
+        tables["task"] = [
+            {"learner": s.learner, "game": s.game, "target": s.target, **_summary([(s, p)])} for s, p in keyed
+        ]
+    reasons: dict[tuple[str, str], int] = defaultdict(int)
+    for s, preds in keyed:
+        if not s.complete(preds):
+            reasons[(s.learner, s.reason())] += 1
+    tables["incomplete"] = [{"learner": k[0], "reason": k[1], "tasks": v} for k, v in sorted(reasons.items())]
+    return tables
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+def _cell(column: str, value) -> str:
+    if value is None:
+        return "-"
+    if column in ("balanced_accuracy", "perfect_share"):
+        return f"{100 * value:.1f}%"
+    return str(value)
+
+
+def _text_table(rows: list[dict]) -> list[str]:
+    columns = list(rows[0])
+    cells = [[_cell(c, r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(r[c], int | float) or r[c] is None for r in rows) for c in columns]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(
+            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
+        )
+
+    return [line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)]
+
+
+def _md_table(rows: list[dict]) -> list[str]:
+    columns = list(rows[0])
+    return [
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join("---" for _ in columns) + "|",
+        *("| " + " | ".join(_cell(c, r[c]) for c in columns) + " |" for r in rows),
+    ]
+
+
+def render(tables: dict[str, list[dict]], format: str = "table") -> str:
+    """``tables`` as text: ``table`` (aligned columns), ``md``, ``csv`` (tables separated by a
+    ``# name`` line) or ``json`` (raw numbers, shares as fractions)."""
+    if format == "json":
+        return json.dumps({"note": STRICT_NOTE, **tables}, indent=2)
+    if format not in FORMATS:
+        raise StoreError(f"unknown format {format!r}; choose from {list(FORMATS)}")
+    out: list[str] = []
+    if format == "csv":
+        for name, rows in tables.items():
+            if rows:
+                buf = io.StringIO()
+                writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(rows)
+                out += [f"# {name}", buf.getvalue().rstrip("\n")]
+        return "\n".join(out) + "\n"
+    for name, rows in tables.items():
+        if not rows:
+            continue
+        title = "incomplete tasks (left out of the tables above)" if name == "incomplete" else f"by {name}"
+        out.append(f"## {title}" if format == "md" else f"{title}:")
+        out += _md_table(rows) if format == "md" else _text_table(rows)
+        out.append("")
+    if not any(tables.values()):
+        out.append("no results in the store")
+    out.append(STRICT_NOTE)
+    return "\n".join(out) + "\n"
+
+
+def report_command(
+    store: str = typer.Option(
+        DEFAULT_STORE, "--store", help="Store directory or URI (e.g. s3://bucket/prefix)."
+    ),
+    format: str = typer.Option("table", "--format", "-f", help="table, md, csv or json."),
+    by: str = typer.Option(
+        "learner,target,game", "--by", help="Tables to show: learner, target, game, task."
+    ),
+    sweep: str | None = typer.Option(None, "--sweep", help="Only the jobs of this sweep."),
+    split: str = typer.Option("test", "--split", help="Score on test (default) or validate."),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML page (and PNG figures beside it)."
+    ),
+    k: int = typer.Option(10, "--k", min=1, help="Tasks to choose in the HTML page's selection section."),
+) -> None:
+    """Summarise the results in the store as the IGGP paper's tables (strict scoring).
+
+    With --html OUT: one page with the tables beside the published figures, heatmaps, time-to-solve,
+    GNN curves, predictive power and task selection; the figures are also written as PNG files.
+    """
+    try:
+        tables = report_tables(
+            ResultStore(store), [b.strip() for b in by.split(",") if b.strip()], sweep, split
+        )
+        typer.echo(render(tables, format), nl=False)
+        if html is not None:
+            from orchestrator.analysis.htmlreport import write_html
+
+            out = write_html(ResultStore(store), html, k=k)
+            typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
+    except StoreError as e:
+        typer.echo(f"error: {scrub(str(e))}", err=True)
+        raise typer.Exit(1) from e

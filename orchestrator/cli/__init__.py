@@ -1,0 +1,38 @@
+"""The ``orch`` command line (typer). Each command group lives in its own module of this package."""
+
+from __future__ import annotations
+
+import typer
+
+from orchestrator import __version__
+from orchestrator.cli import analysis, games, graphlog, learners, run
+
+app = typer.Typer(
+    name="orch",
+    help="orch: run rule-learning benchmarks (IGGP, GraphLog) over learners (ILP, baselines, GNNs) on Ray.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"orch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """orch: run rule-learning benchmarks on Ray and analyse the results."""
+
+
+for _module in (games, learners, run, graphlog, analysis):
+    _module.register(app)
+
+if __name__ == "__main__":
+    app()

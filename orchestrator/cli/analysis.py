@@ -1,0 +1,156 @@
+"""``orch select`` and ``orch compare``: analyses that read only the results store."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from orchestrator.analysis.compare import Side, compare
+from orchestrator.analysis.report import render
+from orchestrator.analysis.selection import (
+    PerformanceTable,
+    check_selection,
+    complete_runs,
+    greedy_select,
+    runs_from_store,
+)
+from orchestrator.storage.store import DEFAULT_STORE, ResultStore
+
+METRICS = ("ba", "perfect")
+
+
+def select(
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (directory or URI)."),
+    k: int = typer.Option(10, "--k", min=1, help="How many tasks to choose."),
+    metrics: str = typer.Option("ba,perfect", "--metrics", help="Comma-separated: ba, perfect."),
+    sweep: str | None = typer.Option(None, "--sweep", help="Only this sweep's rows."),
+    samples: int = typer.Option(1000, "--samples", help="Random k-task subsets for the baseline tau."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for scripts."),
+) -> None:
+    """Choose the k tasks that best tell the learners apart (greedy information gain), and check the choice.
+
+    Needs repeated runs (orch run --repeats N) so that each (task, learner) has a mean and a
+    deviation. The check compares the learners' ranking on the k tasks with their ranking on all
+    tasks (Kendall tau), against random k-task subsets.
+    """
+    chosen = [m.strip() for m in metrics.split(",") if m.strip()]
+    bad = [m for m in chosen if m not in METRICS]
+    if bad:
+        raise typer.BadParameter(
+            f"unknown metric(s) {bad}; choose from {list(METRICS)}", param_hint="--metrics"
+        )
+    runs = complete_runs(runs_from_store(ResultStore(store), sweep))
+    learners = sorted({r["learner"] for r in runs})
+    if len(learners) < 2:
+        typer.echo(f"error: selection needs at least two learners with complete tasks in {store}", err=True)
+        raise typer.Exit(1)
+    table = PerformanceTable.from_runs(runs, chosen)
+    sel = greedy_select(table, k)
+    check = check_selection(table, sel, samples=samples)
+    rows = [
+        {
+            "rank": i + 1,
+            "task": t,
+            "cumulative_gain": round(g, 4),
+            "single_gain": round(sel.single_gain[t], 4),
+        }
+        for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
+    ]
+    result = {
+        "learners": learners,
+        "tasks": len(table.tasks),
+        "metrics": chosen,
+        "max_gain": sel.max_gain,
+        "min_runs": int(table.repeats.min()),
+        "selected": rows,
+        "kendall_tau": check.tau_selected,
+        "random_tau_mean": check.tau_random_mean,
+        "random_tau_std": check.tau_random_std,
+    }
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    typer.echo(render({"selected": rows}, "table"))
+    typer.echo(
+        f"\n{len(learners)} learners, {len(table.tasks)} tasks, max gain log2({len(learners)}) = {sel.max_gain:.3f} bits;"
+        f" at least {result['min_runs']} run(s) per task and learner."
+    )
+    typer.echo(
+        f"Kendall tau (ranking on the {len(sel.tasks)} chosen tasks vs all): {check.tau_selected:.3f};"
+        f" random {len(sel.tasks)}-task subsets: {check.tau_random_mean:.3f} ± {check.tau_random_std:.3f}"
+    )
+
+
+def compare_command(
+    a: str = typer.Argument(..., help="First side: LEARNER or LEARNER@SWEEP."),
+    b: str = typer.Argument(..., help="Second side: LEARNER or LEARNER@SWEEP."),
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store of side A (and B)."),
+    store_b: str | None = typer.Option(
+        None, "--store-b", help="A second store for side B (another version)."
+    ),
+    fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
+    all_tasks: bool = typer.Option(False, "--all", help="List ties too, not only wins and losses."),
+) -> None:
+    """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy."""
+    sa = ResultStore(store)
+    result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa))
+    rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
+    typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
+
+
+analyse_app = typer.Typer(
+    help="Analyses computed from the store (and the data) and stored back into it.", no_args_is_help=True
+)
+
+
+@analyse_app.command("predictive")
+def predictive_command(
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (directory or URI)."),
+    dataset: str | None = typer.Option(None, "--dataset", help="Override the dataset stored with the rows."),
+    fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
+) -> None:
+    """Applicability and effects precision/recall of every rule-based run with legal and next rules.
+
+    The learned legal rules give applicability, the learned next rules predicted effects, both
+    against the reference game over the test states (definitions in orchestrator/analysis/predictive.py).
+    The figures are stored under the store's predictive/ folder and shown by orch report.
+    """
+    from orchestrator.analysis.predictive import score_store, write_predictive
+
+    s = ResultStore(store)
+    rows = score_store(s, dataset)
+    write_predictive(s, rows)
+    if not rows:
+        typer.echo("no rule-based runs with both legal and next rules in the store", err=True)
+    typer.echo(render({"predictive power": rows}, fmt))
+
+
+@analyse_app.command("compose")
+def compose_command(
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (directory or URI)."),
+    dataset: str | None = typer.Option(
+        None, "--dataset", help="Override the graphlog:DIR stored with the rows."
+    ),
+    split: str = typer.Option("test", "--split", help="Query graphs to score: train, valid or test."),
+    fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
+) -> None:
+    """GraphLog: each rule-based run's learned rules applied recursively to the world's graphs.
+
+    A run's per-class programs (rel_rK) are joined into one, rel_rK feeds rK, and the closure is
+    computed per query graph (orchestrator/analysis/compose.py): exact = only the true relation derived,
+    resolved = it is derived, ambiguous = several are. One-step scores are in orch report.
+    """
+    from orchestrator.analysis.compose import score_composed
+
+    rows = score_composed(ResultStore(store), dataset, split)
+    if not rows:
+        typer.echo("no rule-based runs on a graphlog: dataset in the store", err=True)
+    typer.echo(render({"rules applied recursively": rows}, fmt))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``select``, ``compare`` and ``analyse`` to the ``orch`` app."""
+    app.command("select")(select)
+    app.command("compare")(compare_command)
+    app.add_typer(analyse_app, name="analyse")

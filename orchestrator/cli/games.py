@@ -1,0 +1,298 @@
+"""`orch games`: list a dataset's games, generate tasks from GDL (Algorithm 1), and oracle-check data.
+
+With no ``--dataset`` the commands use the bundled games (generated once into the cache).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+games_app = typer.Typer(
+    help="IGGP games: list, generate tasks from GDL, check data against GDL.", no_args_is_help=True
+)
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+
+DATASET_HELP = "An IGGP dataset directory in the published layout (default: the bundled games)."
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the `orch` app."""
+    app.add_typer(games_app, name="games")
+
+
+def _fail(message: str) -> typer.Exit:
+    errors.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(1)
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    from tasks.gdl import GDLError
+    from tasks.generate import GenerationError
+    from tasks.iggp import DatError, UnknownGame
+    from tasks.signature import SignatureError
+    from tasks.sources import UnknownSource
+
+    return (
+        GDLError,
+        GenerationError,
+        DatError,
+        UnknownGame,
+        SignatureError,
+        UnknownSource,
+        FileNotFoundError,
+        KeyError,
+    )
+
+
+def _open(dataset: str | None):
+    from tasks.iggp import Dataset
+    from tasks.sources import open_source
+
+    source = open_source(dataset)
+    if not isinstance(source, Dataset):
+        raise _fail(f"{dataset}: not an IGGP dataset (games commands need the published layout)")
+    return source
+
+
+def _count_examples(path: Path) -> int:
+    with open(path, "rb") as fh:
+        return fh.read().count(b"\nbackground:\n") + 0
+
+
+@games_app.command("list")
+def list_games(
+    dataset: str | None = typer.Option(None, "--dataset", "-d", help=DATASET_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List the games: targets, examples per split, and whether the GDL is there."""
+    try:
+        ds = _open(dataset)
+        rows = []
+        for game in ds.games():
+            targets = {}
+            for target in ds.targets(game):
+                files = ds.files(game, target)
+                targets[target] = {split: _count_examples(p) for split, p in sorted(files.items())}
+                for split in ds.missing_files(game, target):
+                    targets[target][split] = None
+            rows.append(
+                {
+                    "game": game,
+                    "gdl": ds.game_file(game) is not None,
+                    "types": ds.types_file(game) is not None,
+                    "targets": targets,
+                }
+            )
+    except _input_errors() as e:
+        raise _fail(str(e)) from None
+    if as_json:
+        typer.echo(json.dumps({"dataset": ds.root, "games": rows}, indent=2))
+        return
+    table = Table(title=f"{len(rows)} games in {ds.root}")
+    for col in ("game", "GDL", "types", "goal", "legal", "next", "terminal"):
+        table.add_column(col, justify="right" if col in ("goal", "legal", "next", "terminal") else "left")
+    for r in rows:
+        cells = []
+        for t in ("goal", "legal", "next", "terminal"):
+            counts = r["targets"].get(t)
+            cells.append(
+                "-"
+                if not counts
+                else "/".join(
+                    "missing" if counts.get(s) is None else str(counts[s])
+                    for s in ("train", "validate", "test")
+                )
+            )
+        table.add_row(r["game"], "yes" if r["gdl"] else "no", "yes" if r["types"] else "no", *cells)
+    console.print(table)
+    console.print("examples per target as train/validate/test")
+
+
+@games_app.command("generate")
+def generate(
+    game: str | None = typer.Argument(None, help="A GDL file (GAME.txt), or the name of a bundled game."),
+    types: Path | None = typer.Option(
+        None, "--types", "-t", help="The type signature (default: GAME.typ beside GAME.txt)."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory (published layout)."),
+    all_bundled: bool = typer.Option(
+        False, "--all", help="Generate every bundled game (in parallel, on Ray)."
+    ),
+    episodes: int = typer.Option(1000, "--episodes", min=1, help="Random episodes per game."),
+    steps: int = typer.Option(100, "--steps", min=1, help="Maximum joint moves per episode."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the playouts and of the 4:1:1 split."),
+    local: bool = typer.Option(False, "--local", help="With --all: one game after another in this process."),
+    address: str | None = typer.Option(None, "--address", help="With --all: a Ray cluster (default: local)."),
+    num_cpus: int | None = typer.Option(None, "--num-cpus", help="With --all: CPUs of the local Ray."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Generate IGGP tasks from GDL by random playouts (Algorithm 1) into OUT.
+
+    One game runs here with a progress bar. --all fans the bundled games out over Ray simulator
+    tasks (one supervised process per game, so a broken game fails alone) unless --local.
+    """
+    from tasks import bundled
+
+    try:
+        if all_bundled == (game is not None):
+            raise _fail("give either a GAME (a .txt file or bundled game name) or --all")
+        if all_bundled:
+            jobs = [(bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()]
+        else:
+            jobs = [_resolve(game, types)]
+        if all_bundled and not local:
+            summaries = _generate_on_ray(jobs, out, episodes, steps, seed, address, num_cpus)
+        else:
+            summaries = _generate_here(jobs, out, episodes, steps, seed, as_json)
+    except _input_errors() as e:
+        raise _fail(str(e).strip("'\"")) from None
+    if as_json:
+        typer.echo(json.dumps(summaries, indent=2))
+    else:
+        table = Table(title=f"generated into {out}")
+        for col in (
+            "game",
+            "status",
+            "states",
+            "transitions",
+            "goal",
+            "legal",
+            "next",
+            "terminal",
+            "seconds",
+        ):
+            table.add_column(col, justify="left" if col in ("game", "status") else "right")
+        for s in summaries:
+            counts = s.get("counts") or {}
+            cells = [
+                "/".join(str(counts[t][sp]) for sp in ("train", "validate", "test")) if t in counts else "-"
+                for t in ("goal", "legal", "next", "terminal")
+            ]
+            table.add_row(s["game"], s["status"], str(s.get("distinct_states", "-")),
+                          str(s.get("distinct_transitions", "-")), *cells, str(s.get("seconds", "-")))  # fmt: skip
+        console.print(table)
+        for s in summaries:
+            if s["status"] != "ok":
+                errors.print(f"[red]{s['game']}: {s['status']}[/red]: {s.get('error')}")
+    if any(s["status"] != "ok" for s in summaries):
+        raise typer.Exit(1)
+
+
+def _bar(disable: bool) -> Progress:
+    """The progress bar every long ``orch games`` command shows (on stderr; off with --json)."""
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=errors, disable=disable,
+    )  # fmt: skip
+
+
+def _generate_here(jobs, out: Path, episodes: int, steps: int, seed: int, quiet: bool) -> list[dict]:
+    from tasks.generate import generate_game
+
+    summaries = []
+    with _bar(quiet) as progress:
+        for game_file, types_file in jobs:
+            bar = progress.add_task(game_file.stem, total=episodes)
+            summary = generate_game(game_file, types_file, out, episodes, steps, seed,
+                                    progress=lambda k, bar=bar: progress.advance(bar, k))  # fmt: skip
+            summaries.append({"status": "ok", "error": None, **summary.as_dict()})
+    return summaries
+
+
+def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, address, num_cpus) -> list[dict]:
+    from orchestrator.scheduling.generation import generate_games
+
+    errors.print(f"generating {len(jobs)} games on Ray ({address or 'local'})")
+    return generate_games([(str(g), str(t)) for g, t in jobs], str(out), episodes=episodes, steps=steps,
+                          seed=seed, address=address, num_cpus=num_cpus)  # fmt: skip
+
+
+def _resolve(game: str, types: Path | None) -> tuple[Path, Path]:
+    """A GDL path (with its .typ) or a bundled game's files; clear errors otherwise."""
+    from tasks import bundled
+
+    path = Path(game)
+    if path.suffix == "" and not path.exists():
+        return bundled.game_file(game), types or bundled.types_file(game)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: GDL game file not found")
+    typ = types or path.with_suffix(".typ")
+    if not typ.is_file():
+        raise FileNotFoundError(f"{typ}: type signature not found (pass --types GAME.typ)")
+    return path, typ
+
+
+@games_app.command("check")
+def check(
+    dataset: str | None = typer.Option(None, "--dataset", "-d", help=DATASET_HELP),
+    games: str | None = typer.Option(
+        None, "--games", "-g", help="Comma-separated game names (default: all)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Per-game, per-target agreement counts as JSON."),
+    solver_fallback: bool = typer.Option(
+        True,
+        "--solver-fallback/--no-solver-fallback",
+        help="Check a game whose grounding exceeds the engine's bound by one clingo solve per example "
+        "(slow, noted in its detail) instead of leaving it unchecked.",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 3 when a game is a known data defect (and nothing worse)."
+    ),
+) -> None:
+    """Evaluate each game's GDL on every published example and compare with the positives.
+
+    Exit status: 1 if some game disagrees; 2 if none disagrees but some could not be checked (no
+    GDL, or a missing file); 0 if every game agrees or is a diagnosed defect of the published data
+    (status data-defect, its diagnosis printed; with --strict those exit 3).
+    """
+    from tasks.check import AGREE, STATUSES, check_game, exit_code
+
+    try:
+        ds = _open(dataset)
+        names = [g.strip() for g in games.split(",") if g.strip()] if games else ds.games()
+        for g in names:
+            ds.check_game(g)
+        results = []
+        with _bar(as_json) as progress:
+            bar = progress.add_task("checking", total=len(names))
+            for g in names:
+                progress.update(bar, description=f"checking {g}")
+                results.append(check_game(ds, g, solver_fallback=solver_fallback))
+                progress.advance(bar)
+    except _input_errors() as e:
+        raise _fail(str(e).strip("'\"")) from None
+    code = exit_code(results, strict=strict)
+    tally = {s: sum(r.status == s for r in results) for s in STATUSES}
+    if as_json:
+        report = {
+            "dataset": ds.root,
+            "exit_code": code,
+            "statuses": tally,
+            "data_defects": {r.game: r.defects for r in results if r.defects},
+            "games": [r.as_dict() for r in results],
+        }
+        typer.echo(json.dumps(report, indent=2))
+        raise typer.Exit(code)
+    table = Table(title=f"oracle check of {ds.root}")
+    for col in ("game", "status", "examples", "agree", "detail"):
+        table.add_column(col, justify="right" if col in ("examples", "agree") else "left", overflow="fold")
+    for r in results:
+        counts = r.counts().values()
+        style = {"agree": "green", "disagree": "red", "data-defect": "magenta"}.get(r.status, "yellow")
+        table.add_row(
+            r.game,
+            f"[{style}]{r.status}[/{style}]",
+            str(sum(c["examples"] for c in counts)),
+            str(sum(c["agree"] for c in counts)),
+            "" if r.status == AGREE and not r.notes else r.summary(),
+        )
+    console.print(table)
+    console.print(", ".join(f"{n} {s}" for s, n in tally.items() if n))
+    raise typer.Exit(code)

@@ -1,0 +1,217 @@
+"""`orch run` (a sweep on Ray), `orch status` (how far a store got), `orch report`, `orch store compact`.
+
+``orch run`` validates every name before Ray starts, so a typo costs a second, not a cluster start.
+Rerunning the same command resumes: stored jobs are skipped (see :func:`orchestrator.scheduling.scheduler.plan`).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections import defaultdict
+
+import typer
+
+from orchestrator.analysis.report import report_command
+from orchestrator.storage.store import DEFAULT_STORE, ResultStore, StoreError, compact_command, scrub
+
+store_app = typer.Typer(help="Maintain a results store.", no_args_is_help=True)
+
+FAILED = ("error", "oom", "killed")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {scrub(message)}", err=True)
+    return typer.Exit(2)
+
+
+def run(
+    games: str | None = typer.Option(None, "--games", "-g", help="Comma-separated games."),
+    all_games: bool = typer.Option(False, "--all-games", help="Every game of the dataset."),
+    learners: str = typer.Option(
+        ..., "--learners", "-l", help="Comma-separated learner names (orch learners list)."
+    ),
+    targets: str | None = typer.Option(
+        None, "--targets", help="Only these targets (goal,legal,next,terminal)."
+    ),
+    dataset: str | None = typer.Option(
+        None, "--dataset", "-d", help="A dataset dir, graphlog:DIR, or bundled (default)."
+    ),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of every job: seeds its RNGs and is part of the job id."
+    ),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        min=1,
+        help="Repeat each job N times; repeat r > 0 learns from a seeded 80% subsample of train.",
+    ),
+    budget: str = typer.Option("30m", "--budget", help="Wall-clock budget per predicate (e.g. 30m, 90s)."),
+    max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run stored errors, ooms and kills."),
+    retry_timeouts: bool = typer.Option(False, "--retry-timeouts", help="Also re-run stored timeouts."),
+    memory_per_job: str | None = typer.Option(
+        None, "--memory-per-job", help="Memory cap per job (e.g. 4GiB): oom beyond it."
+    ),
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Store directory or URI."),
+    sweep: str | None = typer.Option(None, "--sweep", help="Sweep name (default: derived from the job ids)."),
+    address: str | None = typer.Option(
+        None, "--address", help="A Ray cluster (default: a private local Ray on 127.0.0.1)."
+    ),
+    num_cpus: int | None = typer.Option(
+        None, "--num-cpus", min=1, help="CPUs of the local Ray (default: all)."
+    ),
+    max_actors: int | None = typer.Option(
+        None, "--max-actors", min=1, help="Workers to ask for beyond the cluster's CPUs now (autoscaling)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of progress."),
+) -> None:
+    """Run learners on every (game, predicate) of a dataset on Ray; results go to the store."""
+    from orchestrator.scheduling.progress import make_progress
+    from orchestrator.scheduling.scheduler import SchedulerError, SweepOptions, run_sweep
+    from orchestrator.scheduling.sweep import (
+        SweepError,
+        build_jobs,
+        parse_bytes,
+        parse_duration,
+        split_names,
+        sweep_name,
+        validate_learners,
+    )
+    from tasks.sources import open_source
+
+    if all_games == bool(games):
+        raise _fail("give either --games a,b or --all-games")
+    spec = dataset if dataset is not None else "bundled"
+    try:
+        budget_s = parse_duration(budget)
+        memory = parse_bytes(memory_per_job) if memory_per_job else None
+        validate_learners(split_names(learners))  # cheap, so before a dataset that may be slow to open
+    except SweepError as e:
+        raise _fail(str(e)) from e
+    try:
+        source = open_source(dataset)
+    except Exception as e:  # a broken dataset is a clear one-line error, never a traceback
+        raise _fail(f"cannot open the dataset {spec}: {type(e).__name__}: {e}") from e
+    try:
+        target_list = split_names(targets) or None
+        jobs = build_jobs(
+            source, spec if spec == "bundled" or ":" in spec else source.root,
+            None if all_games else split_names(games), split_names(learners),
+            targets=target_list, seed=seed, repeats=repeats, budget_s=budget_s,
+        )  # fmt: skip
+        results = ResultStore(store)
+    except (SweepError, ValueError, KeyError, StoreError, OSError) as e:
+        raise _fail(str(e)) from e
+    name = sweep or sweep_name(jobs)
+    settings = {"learners": split_names(learners), "seed": seed, "repeats": repeats, "budget_s": budget_s,
+                "targets": target_list, "dataset": jobs[0].dataset}  # fmt: skip
+    options = SweepOptions(
+        name, max_retries=max_retries, memory_per_job=memory, retry_failed=retry_failed,
+        retry_timeouts=retry_timeouts, address=address, num_cpus=num_cpus, max_actors=max_actors, spec=settings,
+    )  # fmt: skip
+    progress = make_progress(as_json)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill PID` stops as cleanly as Ctrl-C
+    try:
+        result = run_sweep(jobs, results, options, progress)
+    except (SchedulerError, StoreError) as e:
+        raise _fail(str(e)) from e
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if as_json:
+        out = {"sweep": name, "store": scrub(store), "planned": result.planned, "skipped": result.skipped,
+               "finished": result.finished, "statuses": result.statuses, "wall_s": round(result.wall_s, 3),
+               "job_seconds": round(result.job_seconds, 3), "retried": result.retried,
+               "lost_actors": result.lost_actors, "interrupted": result.interrupted}  # fmt: skip
+        typer.echo(json.dumps(out, indent=2))
+    if result.interrupted:
+        raise typer.Exit(130)
+
+
+def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict[str, int]]:
+    """Per learner: done (ok/timeout), failed (error/oom/killed), running and remaining.
+
+    Planned jobs come from the sweep manifests; a planned job without a row is *remaining*, or
+    *running* when the sweep's live file (written by the driver while it runs) lists it.
+    """
+    manifest = store.manifests()
+    if sweep is not None:
+        manifest = manifest.filter(manifest["sweep"] == sweep) if manifest.num_rows else manifest
+    planned = dict(zip(manifest["job_id"].to_pylist(), manifest["learner"].to_pylist(), strict=True))
+    latest = store.latest(["job_id", "learner", "status", "sweep"])
+    status = dict(zip(latest["job_id"].to_pylist(), latest["status"].to_pylist(), strict=True))
+    learner_of = dict(zip(latest["job_id"].to_pylist(), latest["learner"].to_pylist(), strict=True))
+    if sweep is not None:
+        keep = {
+            j
+            for j, s in zip(latest["job_id"].to_pylist(), latest["sweep"].to_pylist(), strict=True)
+            if s == sweep
+        }
+        status = {j: s for j, s in status.items() if j in keep or j in planned}
+    running = _running_jobs(store)
+    table: dict[str, dict[str, int]] = defaultdict(
+        lambda: dict.fromkeys(("done", "running", "failed", "remaining"), 0)
+    )
+    for job, learner in {**learner_of, **planned}.items():
+        if job not in status and job not in planned:
+            continue
+        s = status.get(job)
+        if s is None:
+            table[learner]["running" if job in running else "remaining"] += 1
+        elif s in FAILED:
+            table[learner]["failed"] += 1
+        else:
+            table[learner]["done"] += 1
+    return dict(sorted(table.items()))
+
+
+def _running_jobs(store: ResultStore) -> set[str]:
+    from orchestrator.storage.live import read_live_jobs
+
+    return read_live_jobs(store)
+
+
+def status(
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Store directory or URI."),
+    sweep: str | None = typer.Option(None, "--sweep", help="Only this sweep."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """How far the sweeps in a store got: done, running, failed and remaining jobs per learner."""
+    try:
+        table = status_table(ResultStore(store), sweep)
+    except StoreError as e:
+        raise _fail(str(e)) from e
+    total = dict.fromkeys(("done", "running", "failed", "remaining"), 0)
+    for counts in table.values():
+        for k, v in counts.items():
+            total[k] += v
+    if as_json:
+        typer.echo(json.dumps({"store": scrub(store), "learners": table, "total": total}, indent=2))
+        return
+    if not table:
+        typer.echo(f"{scrub(store)}: no sweeps recorded")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Table(title=f"{scrub(store)}")
+    out.add_column("learner")
+    for col in total:
+        out.add_column(col, justify="right")
+    for learner, counts in table.items():
+        out.add_row(learner, *(str(counts[c]) for c in total))
+    out.add_row("total", *(str(total[c]) for c in total), style="bold")
+    Console().print(out)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run``, ``status``, ``report`` and ``store compact`` to the `orch` app."""
+    app.command("run")(run)
+    app.command("status")(status)
+    app.command("report")(report_command)
+    store_app.command("compact")(compact_command)
+    app.add_typer(store_app, name="store")

@@ -1,0 +1,1 @@
+"""GraphLog setups (supervised, multitask, k-shot, continual) as resumable Ray jobs."""

@@ -1,0 +1,49 @@
+"""Generation sweeps on Ray: ``orch games generate --all`` fans GDL playouts out over the cluster.
+
+Each game is one Ray task running :func:`orchestrator.scheduling.worker.generate_one`, which generates in a
+supervised child process: a broken or hostile GDL file, or a runaway playout, fails only its own
+game, with a status (error, oom, timeout, killed) and a message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from orchestrator.scheduling.raysession import ray_session
+from orchestrator.scheduling.worker import generate_one
+
+
+def generate_games(
+    games: Sequence[tuple[str, str]],
+    out: str,
+    *,
+    episodes: int = 1000,
+    steps: int = 100,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    memory_per_job: int | None = None,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    max_retries: int = 1,
+) -> list[dict]:
+    """Generate many games' tasks in parallel on Ray: ``games`` is [(GAME.txt, GAME.typ), ...].
+
+    Each game is one Ray task running :func:`orchestrator.scheduling.worker.generate_one` (a supervised child
+    per game, so a broken GDL file or a runaway playout fails only its own game, with a status);
+    a task whose worker dies is retried ``max_retries`` times. Returns one dict per game, in order.
+    """
+    with ray_session(address, num_cpus) as ray:
+        remote = ray.remote(generate_one).options(
+            num_cpus=1, max_retries=max_retries, scheduling_strategy="SPREAD"
+        )
+        refs = [remote.remote(str(g), str(t), str(out), episodes, steps, seed, timeout_s, memory_per_job)
+                for g, t in games]  # fmt: skip
+        results = []
+        for (g, _), ref in zip(games, refs, strict=True):
+            try:
+                results.append(ray.get(ref))
+            except ray.exceptions.RayError as e:
+                name = os.path.splitext(os.path.basename(str(g)))[0]
+                results.append({"game": name, "status": "killed", "error": f"{type(e).__name__}: {e}"})
+        return results

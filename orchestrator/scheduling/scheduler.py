@@ -1,0 +1,507 @@
+"""The driver of a sweep: fan jobs out to Ray actors, enforce retries, write rows, resume.
+
+How a sweep runs:
+
+1. :func:`plan` drops every job the store already holds (resume) and numbers the attempts.
+2. One learner actor per CPU (or GPU, for learners that ask for one when the cluster has it) is
+   started with the SPREAD strategy, so a multi-node cluster gets work on every node.
+3. Jobs are grouped by task (dataset, game, target) and an actor keeps getting jobs of the task it
+   already has in its cache. Jobs go out in batches sized from the measured job time (about
+   ``batch_seconds`` of work per Ray call), so ten thousand tiny jobs cost a few hundred Ray calls
+   while long jobs go one at a time.
+4. The actor enforces budgets itself (see :mod:`orchestrator.scheduling.worker`); the driver only watches for
+   lost actors. The jobs of a batch whose actor died (a SIGKILLed worker, a lost node) are rerun
+   one per batch, so that a death is charged to the job that caused it; a job is retried up to
+   ``max_retries`` times, then recorded as ``killed``. Nothing else is affected.
+5. Only this process writes rows, in batches (every ``flush_rows`` rows or ``flush_seconds``), each
+   write atomic. A driver killed mid-sweep loses at most its unflushed rows; rerunning the same
+   command finds the rest stored and runs only what is missing, so each job is stored once.
+
+Actors beyond the cluster's CPUs (``max_actors``) stay pending and get no jobs until they start:
+on an autoscaling cluster they are the demand that adds nodes. Where Ray comes from (a private
+loopback-only local Ray, or ``--address``) is :mod:`orchestrator.scheduling.raysession`; what ``orch status``
+reads about running jobs is :mod:`orchestrator.storage.live`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from orchestrator import __version__
+from orchestrator.scheduling.raysession import SchedulerError, ray_session
+from orchestrator.scheduling.sweep import Job
+from orchestrator.scheduling.worker import JobLimits, JobRunner
+from orchestrator.storage.live import clear_live_jobs, write_live_jobs
+from orchestrator.storage.schema import FINAL_STATUSES, SCHEMA_VERSION
+from orchestrator.storage.store import ResultStore
+
+
+@dataclass
+class SweepOptions:
+    """How to run a sweep (none of this changes a job's id)."""
+
+    sweep: str
+    max_retries: int = 2
+    memory_per_job: int | None = None
+    eval_timeout_s: float = 600.0
+    retry_failed: bool = False
+    retry_timeouts: bool = False
+    address: str | None = None
+    num_cpus: int | None = None
+    flush_rows: int = 2000
+    flush_seconds: float = 2.0
+    batch_seconds: float = 0.5
+    max_batch: int = 500
+    max_actors: int | None = None
+    gpu: bool | None = None
+    stall_s: float = 600.0
+    spec: dict = field(default_factory=dict)
+
+
+@dataclass
+class SweepResult:
+    planned: int
+    skipped: int
+    statuses: dict[str, int]
+    wall_s: float
+    job_seconds: float
+    interrupted: bool = False
+    lost_actors: int = 0
+    retried: int = 0
+
+    @property
+    def finished(self) -> int:
+        return sum(self.statuses.values())
+
+
+class Progress(Protocol):
+    """What the scheduler tells a progress display (see :mod:`orchestrator.scheduling.progress`)."""
+
+    def begin(self, total: int, skipped: int) -> None: ...
+
+    def running(self, jobs: Sequence[Job]) -> None: ...
+
+    def finished(self, job: Job, row: dict) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def end(self, result: SweepResult) -> None: ...
+
+
+class SilentProgress:
+    """Progress that shows nothing (library use, ``--json``)."""
+
+    def begin(self, total: int, skipped: int) -> None:
+        pass
+
+    def running(self, jobs: Sequence[Job]) -> None:
+        pass
+
+    def finished(self, job: Job, row: dict) -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+    def end(self, result: SweepResult) -> None:
+        pass
+
+
+# --- resume ----------------------------------------------------------------------------------------
+
+
+def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tuple[list[Job], dict[str, int]]:
+    """The jobs still to run, and each job's previous attempt number.
+
+    A stored job is skipped. ``retry_failed`` re-runs jobs whose latest row failed (error, oom,
+    killed); ``retry_timeouts`` also re-runs timeouts. A re-run writes a new row with attempt + 1.
+    """
+    latest = store.latest(["job_id", "status", "attempt"])
+    status = dict(zip(latest["job_id"].to_pylist(), latest["status"].to_pylist(), strict=True))
+    attempts = dict(zip(latest["job_id"].to_pylist(), latest["attempt"].to_pylist(), strict=True))
+    rerun = set()
+    if options.retry_failed:
+        rerun |= {"error", "oom", "killed"} - set(FINAL_STATUSES)
+    if options.retry_timeouts:
+        rerun.add("timeout")
+    todo, seen = [], set()
+    for job in jobs:
+        if job.job_id in seen:
+            continue
+        seen.add(job.job_id)
+        if job.job_id not in status or status[job.job_id] in rerun:
+            todo.append(job)
+    return todo, attempts
+
+
+# --- the driver loop ---------------------------------------------------------------------------------
+
+
+def _shape(learner: str, has_gpu: bool) -> str:
+    from learners.base import spec_for
+
+    spec, _ = spec_for(learner)
+    return "gpu" if has_gpu and spec.resources.get("num_gpus", 0) > 0 else "cpu"
+
+
+@dataclass
+class _Slot:
+    """One learner actor and the batch it is working on."""
+
+    actor: Any
+    shape: str
+    ref: Any = None
+    batch: list[Job] = field(default_factory=list)
+    sent: float = 0.0
+    deadline: float = 0.0
+    last_key: tuple | None = None
+    ready_ref: Any = None
+    ready: bool = False
+
+
+class _Scheduler:
+    def __init__(self, ray: Any, jobs: list[Job], attempts: dict[str, int], store: ResultStore,
+                 options: SweepOptions, progress: Progress) -> None:  # fmt: skip
+        self.ray, self.store, self.options, self.progress = ray, store, options, progress
+        self.attempts = attempts
+        self.has_gpu = options.gpu if options.gpu is not None else ray.cluster_resources().get("GPU", 0) > 0
+        self.queues: dict[str, dict[tuple, deque[Job]]] = defaultdict(lambda: defaultdict(deque))
+        shapes = {learner: _shape(learner, self.has_gpu) for learner in {j.learner for j in jobs}}
+        for job in jobs:
+            self.queues[shapes[job.learner]][job.task_key].append(job)
+        self.left = {s: sum(len(q) for q in groups.values()) for s, groups in self.queues.items()}
+        self.slots: list[_Slot] = []
+        self.job_seconds: dict[str, float] = {}  # learner -> moving average of seconds per job
+        self.retries: dict[str, int] = defaultdict(int)
+        self.isolate: set[str] = set()  # jobs whose batch lost its worker: rerun one at a time
+        self.buffer: list[dict] = []
+        self.flushed_at = time.monotonic()
+        self.written: set[str] = set()
+        self.statuses: dict[str, int] = defaultdict(int)
+        self.total_job_seconds = 0.0
+        self.lost_actors = 0
+        self.grown_at = 0.0
+        limits = JobLimits(options.memory_per_job, options.eval_timeout_s)
+        self.actor_class = ray.remote(JobRunner)
+        self.limits = limits
+
+    # actors
+
+    def _new_actor(self, shape: str) -> None:
+        opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0}
+        limits = self.limits
+        if shape == "gpu":
+            opts["num_gpus"] = 1
+            # CUDA reserves far more address space than it uses, so an RLIMIT_AS cap would only
+            # break its initialisation: GPU jobs are bounded by Ray's memory monitor instead.
+            limits = JobLimits(None, self.limits.eval_timeout_s)
+        actor = self.actor_class.options(**opts).remote(limits)
+        self.slots.append(_Slot(actor, shape, ready_ref=actor.info.remote()))
+
+    def _cap(self) -> int:
+        """How many actors at most: the cluster's CPUs now, or ``max_actors`` (autoscaling demand)."""
+        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        return max(cpus, self.options.max_actors or 0, 1)
+
+    def start_actors(self) -> None:
+        """One actor per CPU (GPU learners: per GPU). Actors beyond what the cluster has now stay
+        pending, which is what makes an autoscaler add nodes; jobs go only to actors that started."""
+        total = self.ray.cluster_resources()
+        gpus = int(total.get("GPU", 0)) or (1 if self.has_gpu else 0)
+        want_gpu = min(gpus, self.left.get("gpu", 0)) if self.has_gpu else 0
+        want_cpu = min(max(self._cap() - want_gpu, 1), self.left.get("cpu", 0))
+        for shape, n in (("gpu", want_gpu), ("cpu", want_cpu)):
+            for _ in range(n):
+                self._new_actor(shape)
+        self.grown_at = time.monotonic()
+
+    def grow(self) -> None:
+        """Add an actor when the cluster gained room (an autoscaled node, a replaced worker)."""
+        now = time.monotonic()
+        if now - self.grown_at < 5.0:
+            return
+        self.grown_at = now
+        if len(self.slots) >= self._cap() or any(not s.ready for s in self.slots):
+            return  # at the cap, or an actor is still starting (it may be taking that room)
+        free = self.ray.available_resources()
+        for shape in ("gpu", "cpu"):
+            mine = sum(1 for s in self.slots if s.shape == shape)
+            if self.left.get(shape, 0) <= mine:
+                continue
+            if free.get("CPU", 0) >= 1 and (shape == "cpu" or free.get("GPU", 0) >= 1):
+                self._new_actor(shape)
+                return
+
+    def _check_started(self) -> None:
+        pending = [s.ready_ref for s in self.slots if not s.ready]
+        if not pending:
+            return
+        done, _ = self.ray.wait(pending, num_returns=len(pending), timeout=0)
+        for slot in [s for s in self.slots if not s.ready and s.ready_ref in set(done)]:
+            try:
+                self.ray.get(slot.ready_ref)
+                slot.ready = True
+            except self.ray.exceptions.RayError as e:
+                self._lost(slot, f"the worker failed to start: {str(e).splitlines()[0][:300]}")
+
+    # batches
+
+    def _estimate(self, job: Job) -> float:
+        return self.job_seconds.get(job.learner, job.budget_s)
+
+    def _take(self, slot: _Slot) -> list[Job]:
+        groups = self.queues.get(slot.shape, {})
+        key = slot.last_key if slot.last_key in groups and groups[slot.last_key] else None
+        if key is None:
+            served = {s.last_key for s in self.slots if s is not slot and s.ref is not None}
+            nonempty = [k for k, q in groups.items() if q]
+            if not nonempty:
+                return []
+            fresh = [k for k in nonempty if k not in served] or nonempty
+            key = max(fresh, key=lambda k: len(groups[k]))
+        queue, batch, cost = groups[key], [], 0.0
+        share = max(1, -(-self.left[slot.shape] // max(1, len(self.slots))))
+        while queue and len(batch) < min(self.options.max_batch, share):
+            if queue[0].job_id in self.isolate:
+                if not batch:
+                    batch.append(queue.popleft())
+                break  # a suspect job runs alone, so a worker death is pinned on the right job
+            est = self._estimate(queue[0])
+            if batch and cost + est > self.options.batch_seconds:
+                break
+            batch.append(queue.popleft())
+            cost += est
+        if not queue:
+            del groups[key]
+        slot.last_key = key
+        return batch
+
+    def dispatch(self) -> None:
+        for slot in self.slots:
+            if slot.ref is not None or not slot.ready:
+                continue
+            batch = self._take(slot)
+            if not batch:
+                continue
+            self.left[slot.shape] -= len(batch)
+            slot.batch, slot.sent = batch, time.monotonic()
+            slot.deadline = slot.sent + sum(j.budget_s + self.options.eval_timeout_s for j in batch) + 120
+            slot.ref = slot.actor.run.remote(batch)
+            self.progress.running(batch)
+
+    def requeue(self, job: Job, shape: str) -> None:
+        self.queues[shape][job.task_key].appendleft(job)
+        self.left[shape] += 1
+
+    # results
+
+    def _record(self, job: Job, row: dict) -> None:
+        if job.job_id in self.written:
+            return  # exactly once per run, whatever happens upstream
+        self.written.add(job.job_id)
+        extra = dict(row.pop("extra", None) or {})
+        if self.retries.get(job.job_id):
+            extra["worker_failures"] = self.retries[job.job_id]
+        full = {
+            **{k: v for k, v in job.as_row().items()},
+            **row,
+            "sweep": self.options.sweep,
+            "attempt": self.attempts.get(job.job_id, 0) + 1,
+            "orch_version": __version__,
+            "schema_version": SCHEMA_VERSION,
+            "extra": json.dumps(extra, sort_keys=True),
+        }
+        self.buffer.append(full)
+        self.statuses[full["status"]] += 1
+        seconds = (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0)
+        self.total_job_seconds += seconds
+        old = self.job_seconds.get(job.learner)
+        self.job_seconds[job.learner] = seconds if old is None else 0.8 * old + 0.2 * seconds
+        self.progress.finished(job, full)
+
+    def _retry_or_record(self, job: Job, shape: str, row: dict, reason: str) -> None:
+        self.retries[job.job_id] += 1
+        if self.retries[job.job_id] <= self.options.max_retries:
+            self.requeue(job, shape)
+        else:
+            row.setdefault("status", "killed")
+            row["error"] = f"{reason}; gave up after {self.options.max_retries} retries"
+            self._record(job, row)
+
+    def _lost(self, slot: _Slot, reason: str) -> None:
+        """The actor is gone (or hung past its watchdog): its whole batch is retried."""
+        self.lost_actors += 1
+        self.slots.remove(slot)
+        try:
+            self.ray.kill(slot.actor, no_restart=True)
+        except Exception:
+            pass
+        if len(slot.batch) > 1:  # which job killed it is unknown: rerun each alone, count nothing yet
+            for job in slot.batch:
+                self.isolate.add(job.job_id)
+                self.requeue(job, slot.shape)
+        else:
+            for job in slot.batch:
+                self._retry_or_record(job, slot.shape, {"status": "killed"}, reason)
+        self.grown_at = 0.0  # look for room for a replacement at once
+
+    def collect(self, timeout: float) -> None:
+        refs = [s.ref for s in self.slots if s.ref is not None]
+        if not refs:
+            time.sleep(min(timeout, 0.05))
+            return
+        ready, _ = self.ray.wait(refs, num_returns=1, timeout=timeout)  # wake at the first result
+        if ready:
+            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+        ready_set = set(ready)
+        for slot in list(self.slots):
+            if slot.ref is None:
+                continue
+            if slot.ref not in ready_set:
+                if time.monotonic() > slot.deadline:
+                    self._lost(slot, "the actor did not return within its batch deadline")
+                continue
+            ref, batch = slot.ref, slot.batch
+            slot.ref, slot.batch = None, []
+            try:
+                rows = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError as e:
+                slot.batch = batch
+                self._lost(slot, f"the worker died: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+                continue
+            except self.ray.exceptions.RayError as e:
+                for job in batch:
+                    self._record(job, {"status": "error", "error": f"the job runner failed: {e}"})
+                continue
+            by_id = {row["job_id"]: row for row in rows}
+            for job in batch:
+                row = by_id.get(job.job_id)
+                if row is None:
+                    self._record(job, {"status": "error", "error": "the actor returned no row for this job"})
+                elif row["status"] == "killed":
+                    self._retry_or_record(job, slot.shape, row, row.get("error") or "killed")
+                else:
+                    self._record(job, row)
+
+    def flush(self, force: bool = False) -> None:
+        due = time.monotonic() - self.flushed_at >= self.options.flush_seconds
+        if self.buffer and (force or due or len(self.buffer) >= self.options.flush_rows):
+            self.store.write(self.buffer)
+            self.buffer = []
+        if force or due:
+            self.flushed_at = time.monotonic()
+            in_flight = [j.job_id for s in self.slots if s.ref is not None for j in s.batch]
+            write_live_jobs(self.store, self.options.sweep, in_flight)
+
+    def pending(self) -> bool:
+        return any(self.left.values()) or any(s.ref is not None for s in self.slots)
+
+    stop: threading.Event | None = None
+
+    def run(self) -> None:
+        self.start_actors()
+        stalled_since = None
+        while self.pending():
+            if self.stop is not None and self.stop.is_set():
+                raise KeyboardInterrupt
+            self._check_started()
+            self.dispatch()
+            self.collect(timeout=0.1)
+            self.flush()
+            self.progress.tick()
+            self.grow()
+            if not any(s.ready for s in self.slots):
+                stalled_since = stalled_since or time.monotonic()
+                if time.monotonic() - stalled_since > self.options.stall_s:
+                    raise SchedulerError(
+                        f"no worker could start for {self.options.stall_s:.0f}s: the cluster has no room "
+                        f"(resources {self.ray.cluster_resources()})"
+                    )
+                if not self.slots:  # every actor was lost: ask for one more (demand for an autoscaler)
+                    self._new_actor(max(self.left, key=lambda shape: self.left[shape]))
+            else:
+                stalled_since = None
+
+    def close(self) -> None:
+        for slot in self.slots:
+            try:
+                self.ray.kill(slot.actor, no_restart=True)
+            except Exception:
+                pass
+        self.slots = []
+
+
+def run_sweep(
+    jobs: Sequence[Job],
+    store: ResultStore,
+    options: SweepOptions,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Run every job of a sweep that the store does not hold yet; return what happened.
+
+    Ctrl-C stops it cleanly: rows of finished jobs are written, the actors are stopped, and the
+    result says ``interrupted``. Rerun the same command to finish the sweep.
+    """
+    progress = progress or SilentProgress()
+    t0 = time.monotonic()
+    todo, attempts = plan(jobs, store, options)
+    skipped = len(jobs) - len(todo)
+    store.write_manifest({"sweep": options.sweep, "jobs": [_manifest_row(j) for j in jobs], **options.spec})
+    progress.begin(len(todo), skipped)
+    result = SweepResult(len(jobs), skipped, {}, 0.0, 0.0)
+    if not todo:
+        result.wall_s = time.monotonic() - t0
+        progress.end(result)
+        return result
+    with ray_session(options.address, options.num_cpus) as ray:
+        sched = _Scheduler(ray, todo, attempts, store, options, progress)
+        try:
+            with stop_on_signals() as stop:
+                sched.stop = stop
+                sched.run()
+        except KeyboardInterrupt:
+            result.interrupted = True
+        finally:
+            sched.close()
+            sched.flush(force=True)
+            clear_live_jobs(store, options.sweep)
+    result.statuses = dict(sched.statuses)
+    result.wall_s = time.monotonic() - t0
+    result.job_seconds = sched.total_job_seconds
+    result.lost_actors = sched.lost_actors
+    result.retried = sum(sched.retries.values())
+    progress.end(result)
+    return result
+
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """Ctrl-C and SIGTERM set an event that the scheduling loop checks on every turn.
+
+    Installed after Ray has started, so no handler of Ray's replaces it, and a signal that arrives
+    while the driver waits inside a Ray call is not lost: the loop sees it within ~0.1 s. Outside
+    the main thread (library use) nothing is installed.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    handler = lambda signum, frame: stop.set()  # noqa: E731
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, h in previous.items():
+            signal.signal(sig, h)
+
+
+def _manifest_row(job: Job) -> dict:
+    return job.as_row()

@@ -1,0 +1,79 @@
+"""Hard budgets, memory caps and failure capture in the job runner (real forked processes, no Ray).
+
+The Ray actor runs exactly this code (:class:`orchestrator.scheduling.worker.JobRunner` wraps ``run_jobs``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sweep_helpers import write_tiny_dataset
+
+from orchestrator.scheduling.sweep import build_jobs
+from orchestrator.scheduling.worker import JobLimits, run_jobs
+from tasks.iggp import Dataset
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    return Dataset(write_tiny_dataset(tmp_path_factory.mktemp("budget") / "ds"))
+
+
+def _run(source, learners, budget_s=5.0, limits=JobLimits()):
+    jobs = build_jobs(source, source.root, ["alpha"], learners, targets=["next"], budget_s=budget_s)
+    jobs = [j for j in jobs if j.predicate == "next_p"]
+    task = source.load_task("alpha", "next").for_predicate("next_p")
+    t0 = time.monotonic()
+    rows = run_jobs(jobs, [task] * len(jobs), limits)
+    return {j.learner: r for j, r in zip(jobs, rows, strict=True)}, time.monotonic() - t0
+
+
+def test_stuck_learner_is_stopped_at_the_deadline_and_its_reported_model_scored(source):
+    rows, wall = _run(source, ["stuck"], budget_s=1.0)
+    row = rows["stuck"]
+    assert row["status"] == "timeout"
+    assert 1.0 <= row["learn_s"] < 1.0 + 2.0  # enforced within 2 s of the deadline
+    assert wall < 1.0 + 2.0 + 2.0
+    # the model reported before the solve got stuck is scored in a fresh process
+    assert row["model"] == "predicts nothing (test learner)"
+    assert row["test_tp"] == 0 and row["test_fn"] == 3 and row["test_tn"] == 6 and row["test_fp"] == 0
+    assert row["extra"]["reports"] == 1
+
+
+def test_a_timeout_does_not_hold_up_the_next_job_of_the_batch(source):
+    rows, _ = _run(source, ["sleep30", "noop"], budget_s=0.5)
+    assert rows["sleep30"]["status"] == "timeout" and rows["sleep30"]["learn_s"] < 2.5
+    assert rows["noop"]["status"] == "ok" and rows["noop"]["validate_fn"] == 3
+
+
+def test_crash_is_an_error_with_the_traceback(source):
+    rows, _ = _run(source, ["crash", "noop"])
+    assert rows["crash"]["status"] == "error"
+    assert (
+        "Traceback" in rows["crash"]["error"] and "deliberate failure on alpha_next" in rows["crash"]["error"]
+    )
+    assert rows["crash"]["model"] is None and "test_tp" not in rows["crash"]
+    assert rows["noop"]["status"] == "ok"
+
+
+def test_memory_cap_gives_oom_and_the_next_job_gets_a_fresh_process(source):
+    rows, _ = _run(source, ["oom", "noop"], limits=JobLimits(memory_bytes=300 << 20))
+    assert rows["oom"]["status"] == "oom"
+    assert "MemoryError" in rows["oom"]["error"] or "allocate" in rows["oom"]["error"]
+    assert rows["noop"]["status"] == "ok"
+
+
+def test_a_job_process_killed_by_sigkill_is_reported_as_killed(source):
+    rows, _ = _run(source, ["die", "noop"])
+    assert rows["die"]["status"] == "killed" and "SIGKILL" in rows["die"]["error"]
+    assert rows["noop"]["status"] == "ok"
+
+
+def test_without_a_deadline_hit_the_result_is_ok_with_timings(source):
+    rows, _ = _run(source, ["sleep0.2"])
+    row = rows["sleep0.2"]
+    assert row["status"] == "ok", row
+    assert 0.2 <= row["learn_s"] < 10.0
+    assert row["eval_s"] >= 0 and row["peak_rss"] > 1 << 20
+    assert row["started"] <= row["finished"]

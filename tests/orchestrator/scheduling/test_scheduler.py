@@ -1,0 +1,150 @@
+"""A small sweep end to end on a real local Ray (2 CPUs) writing a real Parquet store."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pyarrow.parquet as pq
+import pytest
+from sweep_helpers import write_tiny_dataset
+
+from orchestrator.scheduling.raysession import local_ray
+from orchestrator.scheduling.scheduler import SweepOptions, run_sweep
+from orchestrator.scheduling.sweep import build_jobs
+from orchestrator.storage.store import ResultStore
+from tasks.iggp import Dataset
+
+pytestmark = pytest.mark.ray
+
+
+@pytest.fixture(scope="module")
+def ray_2cpu():
+    pytest.importorskip("ray")
+    with local_ray(2) as ray:
+        node = ray.nodes()[0]["NodeManagerAddress"]
+        assert node == "127.0.0.1", f"the local Ray must listen on loopback only, not {node}"
+        yield ray
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_tiny_dataset(tmp_path_factory.mktemp("sched") / "ds")
+
+
+def _jobs(dataset, learners, games=None, budget_s=1.0, only=None):
+    jobs = build_jobs(Dataset(dataset), str(dataset), games, learners, budget_s=budget_s)
+    return [j for j in jobs if only is None or (j.learner not in only or j.predicate in only[j.learner])]
+
+
+def _raw_rows(store_dir):
+    """Every row in every Parquet file, without the store's dedup: exactly-once is checked on this."""
+    files = sorted((store_dir / "results").glob("*.parquet"))
+    return [r for f in files for r in pq.read_table(f).to_pylist()]
+
+
+def test_sweep_end_to_end_with_failures_resume_and_retry(ray_2cpu, dataset, tmp_path):
+    learners = ["noop", "crash", "stuck", "die", "oom"]
+    jobs = _jobs(dataset, learners, only={"stuck": {"next_p"}, "die": {"goal"}, "oom": {"goal"}})
+    store = ResultStore(tmp_path / "store")
+    opts = SweepOptions("t1", max_retries=1, memory_per_job=300 << 20, flush_seconds=0.5)
+    result = run_sweep(jobs, store, opts)
+    assert not result.interrupted and result.finished == len(jobs)
+    rows = {r["job_id"]: r for r in _raw_rows(tmp_path / "store")}
+    assert len(_raw_rows(tmp_path / "store")) == len(jobs) == len(rows)
+    by = {}
+    for job in jobs:
+        by.setdefault(job.learner, []).append(rows[job.job_id])
+    assert {r["status"] for r in by["noop"]} == {"ok"}
+    assert all(r["test_fn"] > 0 and r["node"] and r["attempt"] == 1 for r in by["noop"])
+    assert {r["status"] for r in by["crash"]} == {"error"}
+    assert all("Traceback" in r["error"] for r in by["crash"])
+    for r in by["stuck"]:  # the budget is enforced from outside; the reported model is scored
+        assert r["status"] == "timeout" and 1.0 <= r["learn_s"] < 3.0 and r["test_tn"] is not None
+    for r in by["die"]:  # a job process SIGKILLed: retried max_retries times, then recorded
+        assert r["status"] == "killed" and json.loads(r["extra"])["worker_failures"] == 2
+    assert {r["status"] for r in by["oom"]} == {"oom"}
+
+    # resume: nothing left to do, nothing written
+    again = run_sweep(jobs, store, opts)
+    assert again.skipped == len(jobs) and again.finished == 0
+    assert len(_raw_rows(tmp_path / "store")) == len(jobs)
+
+    # --retry-failed reruns errors, ooms and kills (not ok, not timeouts) with attempt 2
+    retry = run_sweep(
+        jobs, store, SweepOptions("t1", max_retries=0, memory_per_job=300 << 20, retry_failed=True)
+    )
+    failed = [j for j in jobs if j.learner in ("crash", "die", "oom")]
+    assert retry.finished == len(failed)
+    latest = store.latest(["job_id", "attempt"]).to_pylist()
+    attempts = {r["job_id"]: r["attempt"] for r in latest}
+    assert all(attempts[j.job_id] == 2 for j in failed)
+    assert all(attempts[j.job_id] == 1 for j in jobs if j.learner in ("noop", "stuck"))
+
+
+def test_a_sigkilled_ray_worker_is_retried_and_nothing_else_is_affected(ray_2cpu, dataset, tmp_path):
+    jobs = _jobs(dataset, ["noop", "dieworker"], games=["alpha", "beta"], only={"dieworker": {"goal"}})
+    store = ResultStore(tmp_path / "store")
+    result = run_sweep(jobs, store, SweepOptions("t2", max_retries=1, flush_seconds=0.5))
+    rows = {r["job_id"]: r for r in _raw_rows(tmp_path / "store")}
+    assert len(rows) == len(jobs) == len(_raw_rows(tmp_path / "store"))
+    for job in jobs:
+        row = rows[job.job_id]
+        if job.learner == "noop":
+            assert row["status"] == "ok"
+        else:  # each attempt took its Ray worker down; 1 retry, then recorded
+            assert row["status"] == "killed" and "worker died" in row["error"]
+    assert result.lost_actors >= 2 * 2
+
+
+def test_generation_fans_out_and_a_broken_gdl_file_fails_only_itself(ray_2cpu, tmp_path):
+    from orchestrator.scheduling.generation import generate_games
+    from tasks import bundled
+
+    broken = tmp_path / "broken.txt"
+    broken.write_text("(role red)\n(<= (legal red (move ?x)) (true (cell ?x))\n")  # unbalanced parens
+    (tmp_path / "broken.typ").write_text("red: role\n")
+    good = bundled.games()[:2]
+    specs = [(bundled.game_file(g), bundled.types_file(g)) for g in good] + [
+        (broken, tmp_path / "broken.typ")
+    ]
+    out = tmp_path / "gen"
+    results = generate_games(specs, str(out), episodes=5, steps=10, seed=1, timeout_s=120)
+    assert [r["game"] for r in results] == [*good, "broken"]
+    assert [r["status"] for r in results[:2]] == ["ok", "ok"]
+    assert results[2]["status"] == "error" and "broken" in results[2]["error"]
+    for g in good:
+        assert (out / "data" / "train" / f"{g}_next_train.dat").exists()
+
+
+def test_actors_beyond_the_cluster_stay_pending_and_get_no_jobs(ray_2cpu, dataset, tmp_path):
+    # max_actors=4 on 2 CPUs: two actors can never start (on an autoscaler they are the demand
+    # that adds nodes); the sweep must finish on the two that did, without waiting for the others.
+    jobs = _jobs(dataset, ["noop"])
+    store = ResultStore(tmp_path / "store")
+    result = run_sweep(jobs, store, SweepOptions("t4", max_actors=4))
+    assert result.finished == len(jobs) and result.statuses == {"ok": len(jobs)}
+    deadline = time.monotonic() + 30  # every actor, pending or not, is released (asynchronously)
+    while ray_2cpu.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray_2cpu.available_resources().get("CPU", 0) == 2
+
+
+def test_a_broken_data_file_fails_only_the_jobs_that_need_it(ray_2cpu, tmp_path):
+    dataset = write_tiny_dataset(tmp_path / "ds")
+    jobs = _jobs(dataset, ["noop"])
+    broken = dataset / "data" / "train" / "gamma_goal_train.dat"
+    broken.write_text(broken.read_text().rsplit("---", 2)[0])  # truncated mid-file
+    store = ResultStore(tmp_path / "store")
+    run_sweep(jobs, store, SweepOptions("t5"))
+    rows = {r["job_id"]: r for r in store.read().to_pylist()}
+    for job in jobs:
+        row = rows[job.job_id]
+        if (job.game, job.target) == ("gamma", "goal"):
+            assert (
+                row["status"] == "error"
+                and "gamma_goal_train.dat" in row["error"]
+                and "truncated" in row["error"]
+            )
+        else:
+            assert row["status"] == "ok"
