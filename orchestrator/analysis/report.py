@@ -29,14 +29,12 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow.compute as pc
-import typer
 
 from learners.metrics import Counts, pool
 from orchestrator.storage.schema import FINAL_STATUSES
-from orchestrator.storage.store import DEFAULT_STORE, ResultStore, StoreError, scrub
+from orchestrator.storage.store import ResultStore, StoreError
 
 TABLES = ("learner", "target", "game", "task")
 FORMATS = ("table", "csv", "json", "md")
@@ -275,38 +273,3 @@ def render(tables: dict[str, list[dict]], format: str = "table") -> str:
         out.append("no results in the store")
     out.append(STRICT_NOTE)
     return "\n".join(out) + "\n"
-
-
-def report_command(
-    store: str = typer.Option(
-        DEFAULT_STORE, "--store", help="Store directory or URI (e.g. s3://bucket/prefix)."
-    ),
-    format: str = typer.Option("table", "--format", "-f", help="table, md, csv or json."),
-    by: str = typer.Option(
-        "learner,target,game", "--by", help="Tables to show: learner, target, game, task."
-    ),
-    sweep: str | None = typer.Option(None, "--sweep", help="Only the jobs of this sweep."),
-    split: str = typer.Option("test", "--split", help="Score on test (default) or validate."),
-    html: Path | None = typer.Option(
-        None, "--html", help="Also write a self-contained HTML page (and PNG figures beside it)."
-    ),
-    k: int = typer.Option(10, "--k", min=1, help="Tasks to choose in the HTML page's selection section."),
-) -> None:
-    """Summarise the results in the store as the IGGP paper's tables (strict scoring).
-
-    With --html OUT: one page with the tables beside the published figures, heatmaps, time-to-solve,
-    GNN curves, predictive power and task selection; the figures are also written as PNG files.
-    """
-    try:
-        tables = report_tables(
-            ResultStore(store), [b.strip() for b in by.split(",") if b.strip()], sweep, split
-        )
-        typer.echo(render(tables, format), nl=False)
-        if html is not None:
-            from orchestrator.analysis.htmlreport import write_html
-
-            out = write_html(ResultStore(store), html, k=k)
-            typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
-    except StoreError as e:
-        typer.echo(f"error: {scrub(str(e))}", err=True)
-        raise typer.Exit(1) from e

@@ -1,23 +1,57 @@
-"""``orch select`` and ``orch compare``: analyses that read only the results store."""
+"""``orch report``, ``orch select``, ``orch compare`` and ``orch analyse``: analyses of the results store.
+
+The analyses (pyarrow, scipy, matplotlib) are imported inside each command, so that ``orch --help``
+does not pay for them.
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 
-from orchestrator.analysis.compare import Side, compare
-from orchestrator.analysis.report import render
-from orchestrator.analysis.selection import (
-    PerformanceTable,
-    check_selection,
-    complete_runs,
-    greedy_select,
-    runs_from_store,
-)
-from orchestrator.storage.store import DEFAULT_STORE, ResultStore
+from orchestrator.storage import DEFAULT_STORE
 
 METRICS = ("ba", "perfect")
+
+
+def report_command(
+    store: str = typer.Option(
+        DEFAULT_STORE, "--store", help="Store directory or URI (e.g. s3://bucket/prefix)."
+    ),
+    format: str = typer.Option("table", "--format", "-f", help="table, md, csv or json."),
+    by: str = typer.Option(
+        "learner,target,game", "--by", help="Tables to show: learner, target, game, task."
+    ),
+    sweep: str | None = typer.Option(None, "--sweep", help="Only the jobs of this sweep."),
+    split: str = typer.Option("test", "--split", help="Score on test (default) or validate."),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML page (and PNG figures beside it)."
+    ),
+    k: int = typer.Option(10, "--k", min=1, help="Tasks to choose in the HTML page's selection section."),
+) -> None:
+    """Summarise the results in the store as the IGGP paper's tables (strict scoring).
+
+    With --html OUT: one page with the tables beside the published figures, heatmaps, time-to-solve,
+    GNN curves, predictive power and task selection; the figures are also written as PNG files.
+    """
+    from orchestrator.analysis.report import render, report_tables
+    from orchestrator.storage.store import ResultStore, StoreError, scrub
+
+    try:
+        tables = report_tables(
+            ResultStore(store), [b.strip() for b in by.split(",") if b.strip()], sweep, split
+        )
+        typer.echo(render(tables, format), nl=False)
+        if html is not None:
+            from orchestrator.analysis.htmlreport import write_html
+
+            out = write_html(ResultStore(store), html, k=k)
+            typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
+    except StoreError as e:
+        typer.echo(f"error: {scrub(str(e))}", err=True)
+        raise typer.Exit(1) from e
 
 
 def select(
@@ -34,6 +68,16 @@ def select(
     deviation. The check compares the learners' ranking on the k tasks with their ranking on all
     tasks (Kendall tau), against random k-task subsets.
     """
+    from orchestrator.analysis.report import render
+    from orchestrator.analysis.selection import (
+        PerformanceTable,
+        check_selection,
+        complete_runs,
+        greedy_select,
+        runs_from_store,
+    )
+    from orchestrator.storage.store import ResultStore
+
     chosen = [m.strip() for m in metrics.split(",") if m.strip()]
     bad = [m for m in chosen if m not in METRICS]
     if bad:
@@ -93,6 +137,10 @@ def compare_command(
     all_tasks: bool = typer.Option(False, "--all", help="List ties too, not only wins and losses."),
 ) -> None:
     """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy."""
+    from orchestrator.analysis.compare import Side, compare
+    from orchestrator.analysis.report import render
+    from orchestrator.storage.store import ResultStore
+
     sa = ResultStore(store)
     result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa))
     rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
@@ -117,6 +165,8 @@ def predictive_command(
     The figures are stored under the store's predictive/ folder and shown by orch report.
     """
     from orchestrator.analysis.predictive import score_store, write_predictive
+    from orchestrator.analysis.report import render
+    from orchestrator.storage.store import ResultStore
 
     s = ResultStore(store)
     rows = score_store(s, dataset)
@@ -142,6 +192,8 @@ def compose_command(
     resolved = it is derived, ambiguous = several are. One-step scores are in orch report.
     """
     from orchestrator.analysis.compose import score_composed
+    from orchestrator.analysis.report import render
+    from orchestrator.storage.store import ResultStore
 
     rows = score_composed(ResultStore(store), dataset, split)
     if not rows:
@@ -150,7 +202,12 @@ def compose_command(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``select``, ``compare`` and ``analyse`` to the ``orch`` app."""
+    """Add ``select``, ``compare`` and ``analyse`` to the ``orch`` app (``report``: see :func:`register_report`)."""
     app.command("select")(select)
     app.command("compare")(compare_command)
     app.add_typer(analyse_app, name="analyse")
+
+
+def register_report(app: typer.Typer) -> None:
+    """Add ``report`` (registered beside ``run`` and ``status``, where ``orch --help`` lists it)."""
+    app.command("report")(report_command)

@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.storage.store import DEFAULT_STORE, ResultStore, StoreError
+from orchestrator.storage import DEFAULT_STORE
 
 graphlog_app = typer.Typer(
     help="GraphLog: generate worlds, statistics, train/evaluate GNN setups.", no_args_is_help=True
@@ -308,6 +308,7 @@ def sweep_cmd(
     from orchestrator.scheduling.progress import make_progress
     from orchestrator.scheduling.raysession import SchedulerError
     from orchestrator.scheduling.sweep import SweepError
+    from orchestrator.storage.store import ResultStore, StoreError
 
     spec = SweepSpec(
         str(directory), _names(setups), _names(models), _numbers(seeds, "--seeds"), _names(worlds),
@@ -340,6 +341,7 @@ def results_cmd(
 ) -> None:
     """Summarise the stored GraphLog sweep rows (each job's latest run): mean ± std over seeds."""
     from orchestrator.graphlog.sweep import stored_rows, summarize
+    from orchestrator.storage.store import ResultStore, StoreError
 
     try:
         rows = stored_rows(ResultStore(store))

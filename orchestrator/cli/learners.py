@@ -12,15 +12,17 @@ import difflib
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from learners.base import Budget, UnknownLearner, make_learner, registered
-from learners.metrics import Counts, evaluate, pool
 from orchestrator.durations import format_duration, parse_duration
-from tasks.task import Task
+
+if TYPE_CHECKING:  # learners and tasks are imported inside the commands: `orch --help` stays fast
+    from learners.metrics import Counts
+    from tasks.task import Task
 
 learners_app = typer.Typer(help="The registered learners.", no_args_is_help=True)
 
@@ -42,6 +44,8 @@ def list_learners(
     ),
 ):
     """Every registered learner family: name, description, parameters and resources."""
+    from learners.base import registered
+
     specs = registered(include_testing=all_learners)
     if as_json:
         rows = [
@@ -122,6 +126,9 @@ def learn(
     as_json: bool = typer.Option(False, "--json", help="One JSON document instead of tables."),
 ) -> None:
     """Fit one learner on one task's train split and score validate and test (in this process)."""
+    from learners.base import Budget, UnknownLearner, make_learner
+    from learners.metrics import evaluate, pool
+
     try:
         learner_obj = make_learner(learner)
     except UnknownLearner as e:
@@ -186,6 +193,8 @@ def learn(
 
 
 def _results_table(task: Task, learner: str, results: dict[str, dict[str, Counts]]) -> Table:
+    from learners.metrics import pool
+
     table = Table(title=f"{learner} on {task.name}")
     for col in ("split", "predicate", "tp", "fp", "tn", "fn", "balanced acc.", "perfect"):
         table.add_column(col, justify="right" if col not in ("split", "predicate") else "left")

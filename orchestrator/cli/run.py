@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 import signal
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 import typer
 
-from orchestrator.analysis.report import report_command
-from orchestrator.storage.store import DEFAULT_STORE, ResultStore, StoreError, compact_command, scrub
+from orchestrator.cli.analysis import register_report
+from orchestrator.storage import DEFAULT_STORE
+
+if TYPE_CHECKING:  # the store (pyarrow) is imported inside the commands: `orch --help` stays fast
+    from orchestrator.storage.store import ResultStore
 
 store_app = typer.Typer(help="Maintain a results store.", no_args_is_help=True)
 
@@ -25,6 +29,8 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _fail(message: str) -> typer.Exit:
+    from orchestrator.storage.store import scrub
+
     typer.echo(f"error: {scrub(message)}", err=True)
     return typer.Exit(2)
 
@@ -82,6 +88,7 @@ def run(
         sweep_name,
         validate_learners,
     )
+    from orchestrator.storage.store import ResultStore, StoreError, scrub
     from tasks.sources import open_source
 
     if all_games == bool(games):
@@ -181,6 +188,8 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """How far the sweeps in a store got: done, running, failed and remaining jobs per learner."""
+    from orchestrator.storage.store import ResultStore, StoreError, scrub
+
     try:
         table = status_table(ResultStore(store), sweep)
     except StoreError as e:
@@ -208,10 +217,26 @@ def status(
     Console().print(out)
 
 
+def compact_command(
+    store: str = typer.Option(
+        DEFAULT_STORE, "--store", help="Store directory or URI (e.g. s3://bucket/prefix)."
+    ),
+) -> None:
+    """Merge the store's small result files into one (safe to run while a sweep writes)."""
+    from orchestrator.storage.store import ResultStore, StoreError, scrub
+
+    try:
+        before, after = ResultStore(store).compact()
+    except StoreError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from e
+    typer.echo(f"{scrub(store)}: {before} result file(s) -> {after}")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``run``, ``status``, ``report`` and ``store compact`` to the `orch` app."""
     app.command("run")(run)
     app.command("status")(status)
-    app.command("report")(report_command)
+    register_report(app)
     store_app.command("compact")(compact_command)
     app.add_typer(store_app, name="store")

@@ -36,9 +36,9 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-import typer
 
 from orchestrator import __version__
+from orchestrator.storage import DEFAULT_STORE
 from orchestrator.storage.schema import (
     FINAL_STATUSES,
     MANIFEST_SCHEMA,
@@ -57,11 +57,9 @@ __all__ = [
     "STATUSES",
     "ResultStore",
     "StoreError",
-    "compact_command",
     "scrub",
 ]
 
-DEFAULT_STORE = "./orch-results"
 RESULTS, MANIFESTS, TMP = "results", "manifests", "_tmp"
 
 
@@ -398,17 +396,3 @@ class ResultStore:
 def rows_with_status(table: pa.Table, statuses: Iterable[str]) -> pa.Table:
     """The rows of ``table`` whose status is one of ``statuses``."""
     return table.filter(pc.is_in(table["status"], pa.array(sorted(statuses), pa.string())))
-
-
-def compact_command(
-    store: str = typer.Option(
-        DEFAULT_STORE, "--store", help="Store directory or URI (e.g. s3://bucket/prefix)."
-    ),
-) -> None:
-    """Merge the store's small result files into one (safe to run while a sweep writes)."""
-    try:
-        before, after = ResultStore(store).compact()
-    except StoreError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from e
-    typer.echo(f"{scrub(store)}: {before} result file(s) -> {after}")

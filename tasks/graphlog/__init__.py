@@ -4,14 +4,15 @@ Modules: ``rules`` (Algorithms 1-2), ``generator`` (Algorithms 3-4 and per-world
 ``graphs`` (columnar query graphs), ``store`` (Parquet suites), ``released`` (jsonl reader),
 ``as_task`` (a world as a common Task). ``graphlog:DIR`` opens a generated suite (DIR has
 ``worlds.parquet``) or a released one (DIR/WORLD/train.jsonl) as a task source whose games are
-the worlds, with one target ``relation`` whose predicates are ``rel_rK``.
+the worlds, with one target ``relation`` whose predicates are ``rel_rK``
+(:data:`tasks.sources.PLUGINS` names :class:`GraphLogSource` for the scheme; this package does not
+import the registry).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.sources import register_source
 from tasks.task import Task
 
 
@@ -61,5 +62,3 @@ class GraphLogSource:
     def fingerprint(self, game: str) -> str:
         return self.suite.fingerprint(game)
 
-
-register_source("graphlog", GraphLogSource)

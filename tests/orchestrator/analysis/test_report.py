@@ -11,8 +11,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from orchestrator.analysis.report import STRICT_NOTE, render, report_command, report_tables
-from orchestrator.storage.store import ResultStore, StoreError, compact_command
+from orchestrator.analysis.report import STRICT_NOTE, render, report_tables
+from orchestrator.cli.analysis import report_command
+from orchestrator.cli.run import compact_command
+from orchestrator.storage.store import ResultStore, StoreError
 
 
 def result(learner, game, target, predicate, counts=None, status="ok", attempt=1, job_id=None, **kw) -> dict:
