@@ -5,7 +5,7 @@
     orch graphlog train DIR --setup supervised|multitask|kshot|continual --model gat-egat \
         [--worlds rule_0,rule_1] [--heldout rule_55] [--epochs N] [--out results.parquet] [--json]
     orch graphlog sweep DIR --setups supervised,continual --models gat-egat,param-rgcn --seeds 0,1,2 \
-        [--worlds ...] [--heldout ...] [--shots ...] [--budget S] [--store PATH] [--rerun] [--json]
+        [--worlds ...] [--heldout ...] [--shots ...] [--budget DURATION] [--store PATH] [--rerun] [--json]
     orch graphlog results [--store PATH] [--json]
 
 `train` is the quick path (one setup, one local process); `sweep` runs setups x models x seeds
@@ -24,6 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.durations import budget_option
 from orchestrator.storage import DEFAULT_STORE
 
 graphlog_app = typer.Typer(
@@ -172,8 +173,8 @@ def train_cmd(
     ),
     dim: int = typer.Option(64, help="Embedding size (the paper uses 200)."),
     batch_size: int = typer.Option(32, help="Graphs per batch."),
-    budget: float = typer.Option(
-        0, help="Seconds per training run (0: unlimited); the best model so far is kept."
+    budget: float | None = budget_option(
+        "none", "Wall-clock limit per training run (e.g. 10m, or none); the best model so far is kept."
     ),
     dropout: float = typer.Option(
         0.4, help="GAT and E-GAT dropout (the paper's 0.4; 0 trains faster on short runs)."
@@ -206,7 +207,7 @@ def train_cmd(
         if not data:
             raise _fail("kshot: every pre-training world is also held out; pass --worlds and --heldout")
     steps = list(_numbers(shots, "--shots")) if setup == "kshot" else []
-    rows = setups.run(setup, data, cfg, tcfg, budget or None, held, steps)
+    rows = setups.run(setup, data, cfg, tcfg, budget, held, steps)
     if out is not None:
         _write(rows, out, errors if as_json else console)
     if as_json:
@@ -287,9 +288,9 @@ def sweep_cmd(
     dim: int = typer.Option(64, help="Embedding size (the paper uses 200)."),
     dropout: float = typer.Option(0.4, help="GAT and E-GAT dropout."),
     batch_size: int = typer.Option(32, help="Graphs per batch."),
-    budget: float = typer.Option(
-        0,
-        help="Seconds per job (0: unlimited); a spent budget is status timeout, "
+    budget: float | None = budget_option(
+        "none",
+        "Wall-clock limit per job (e.g. 10m, or none); a spent budget is status timeout, "
         "scored with the best-validation model.",
     ),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (rows go under graphlog/)."),
@@ -312,7 +313,8 @@ def sweep_cmd(
 
     spec = SweepSpec(
         str(directory), _names(setups), _names(models), _numbers(seeds, "--seeds"), _names(worlds),
-        _names(heldout), _numbers(shots, "--shots"), epochs, dim, dropout, batch_size, budget,
+        _names(heldout), _numbers(shots, "--shots"), epochs, dim, dropout, batch_size,
+        budget or 0.0,  # the sweep's spec (and job ids) spell "no limit" as 0.0
     )  # fmt: skip
     try:
         results = ResultStore(store)

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.durations import format_duration, parse_duration
+from orchestrator.durations import budget_option, format_duration
 
 if TYPE_CHECKING:  # learners and tasks are imported inside the commands: `orch --help` stays fast
+    from learners.base import Model
     from learners.metrics import Counts
     from tasks.task import Task
 
@@ -106,6 +109,49 @@ def _load_task(dataset: Path | None, game: str, target: str, predicate: str | No
     return task
 
 
+def _fit(learner: str, task: Task, seconds: float | None) -> tuple[Model, str, int, float]:
+    """Fit in a supervised child killed at the deadline (orch run's worker): model, status, reports, seconds.
+
+    Each reported model is shipped out of the child as it is reported, so a learner stopped at the
+    budget (status ``timeout``) still yields its best model; without one that is an error.
+    """
+    import pickle
+
+    from orchestrator.scheduling.worker import run_supervised
+
+    shipped: list[bytes] = []
+
+    def work(i: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
+        from learners.base import Budget, make_learner
+
+        def ship(model: Model) -> None:
+            send(("model", i, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)))
+
+        try:
+            model = make_learner(learner).fit(task, Budget(seconds), report=ship)
+        except KeyError as e:  # e.g. the published ttcc4_legal has no train file
+            return "error", str(e.args[0])
+        return "ok", pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def keep(message: tuple) -> None:
+        if message[0] == "model":
+            shipped.append(message[2])
+
+    limit = math.inf if seconds is None else seconds
+    (out,) = run_supervised(1, work, lambda i: limit, None, keep)
+    where = f"{learner} on {task.name}"
+    if out.kind == "ok":
+        return pickle.loads(out.payload), "ok", len(shipped), out.seconds
+    if out.kind == "timeout":
+        if not shipped:
+            raise _fail(f"{where}: the budget ran out before the learner reported any model", code=1)
+        return pickle.loads(shipped[-1]), "timeout", len(shipped), out.seconds
+    if out.kind in ("error", "oom"):
+        last = str(out.payload).strip().splitlines()[-1] if out.payload else out.kind
+        raise _fail(f"{where}: {last}", code=1)
+    raise _fail(f"{where}: the learner's process died (signal {out.signal})", code=1)
+
+
 def _counts_json(c: Counts) -> dict:
     return {**c.as_dict(), "balanced_accuracy": c.balanced_accuracy, "perfect": c.perfect}
 
@@ -122,32 +168,30 @@ def learn(
     predicate: str | None = typer.Option(
         None, "--predicate", "-p", help="Learn one flattened predicate only."
     ),
-    budget: str = typer.Option("60s", "--budget", "-b", help="Learning budget: 60s, 30m, 1h, or none."),
+    budget: float | None = budget_option(
+        "60s",
+        "Hard wall-clock limit on learning (60s, 30m, 1h, or none): the learner is stopped at it.",
+        "-b",
+    ),
     as_json: bool = typer.Option(False, "--json", help="One JSON document instead of tables."),
 ) -> None:
-    """Fit one learner on one task's train split and score validate and test (in this process)."""
-    from learners.base import Budget, UnknownLearner, make_learner
+    """Fit one learner on one task's train split and score validate and test.
+
+    The learner runs in a child process that is stopped at the budget, as every job of `orch run`
+    is; a stopped learner is scored with the last model it reported.
+    """
+    from learners.base import UnknownLearner, make_learner
     from learners.metrics import evaluate, pool
 
     try:
-        learner_obj = make_learner(learner)
+        make_learner(learner)
     except UnknownLearner as e:
         raise _fail(str(e)) from None
     except ValueError as e:
         raise _fail(f"learner {learner!r}: {e}") from None
-    try:
-        seconds = parse_duration(budget)
-    except ValueError as e:
-        raise _fail(str(e)) from None
+    seconds = budget
     task = _load_task(dataset, game, target, predicate)
-
-    improvements: list[float] = []
-    started = time.monotonic()
-    try:
-        model = learner_obj.fit(task, Budget(seconds), report=lambda m: improvements.append(time.monotonic()))
-    except KeyError as e:  # e.g. the published ttcc4_legal has no train file
-        raise _fail(f"{learner} on {task.name}: {e.args[0]}", code=1) from None
-    learn_s = time.monotonic() - started
+    model, status, reports, learn_s = _fit(learner, task, seconds)
     started = time.monotonic()
     results = evaluate(model, task, ("validate", "test"))
     eval_s = time.monotonic() - started
@@ -159,9 +203,10 @@ def learn(
             "predicate": predicate,
             "learner": learner,
             "budget_s": seconds,
+            "status": status,
             "learn_s": learn_s,
             "eval_s": eval_s,
-            "reports": len(improvements),
+            "reports": reports,
             "model": model.describe(),
             "rules": model.rules(),
             "missing": task.missing,
@@ -181,8 +226,9 @@ def learn(
     for split, why in task.missing.items():
         console.print(f"[yellow]missing {split} split: {why}[/yellow]")
     console.print(
-        f"{learner}: learned in {learn_s:.2f}s (budget {format_duration(seconds)}, "
-        f"{len(improvements)} reported model(s)), scored in {eval_s:.2f}s"
+        f"{learner}: learned in {learn_s:.2f}s (budget {format_duration(seconds)}"
+        f"{', stopped at the budget' if status == 'timeout' else ''}, "
+        f"{reports} reported model(s)), scored in {eval_s:.2f}s"
     )
     console.print(f"model: {model.describe()}")
     console.print(_results_table(task, learner, results))

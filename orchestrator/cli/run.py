@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from orchestrator.cli.analysis import register_report
+from orchestrator.durations import budget_option
 from orchestrator.storage import DEFAULT_STORE
 
 if TYPE_CHECKING:  # the store (pyarrow) is imported inside the commands: `orch --help` stays fast
@@ -56,7 +57,9 @@ def run(
         min=1,
         help="Repeat each job N times; repeat r > 0 learns from a seeded 80% subsample of train.",
     ),
-    budget: str = typer.Option("30m", "--budget", help="Wall-clock budget per predicate (e.g. 30m, 90s)."),
+    budget: float | None = budget_option(
+        "30m", "Hard wall-clock limit per predicate (e.g. 30m, 90s): each job is stopped at it."
+    ),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run stored errors, ooms and kills."),
     retry_timeouts: bool = typer.Option(False, "--retry-timeouts", help="Also re-run stored timeouts."),
@@ -83,7 +86,7 @@ def run(
         SweepError,
         build_jobs,
         parse_bytes,
-        parse_duration,
+        require_limit,
         split_names,
         sweep_name,
         validate_learners,
@@ -95,7 +98,7 @@ def run(
         raise _fail("give either --games a,b or --all-games")
     spec = dataset if dataset is not None else "bundled"
     try:
-        budget_s = parse_duration(budget)
+        budget_s = require_limit(budget)
         memory = parse_bytes(memory_per_job) if memory_per_job else None
         validate_learners(split_names(learners))  # cheap, so before a dataset that may be slow to open
     except SweepError as e:

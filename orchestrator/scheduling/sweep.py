@@ -93,10 +93,15 @@ def parse_duration(text: str) -> float:
     """
     try:
         seconds = durations.parse_duration(text)
-    except ValueError as e:
-        raise SweepError(f"not a duration: {text!r} (examples: 30m, 90s, 1h30m, 2)") from e
+    except durations.DurationError as e:
+        raise SweepError(str(e)) from e
+    return require_limit(seconds)
+
+
+def require_limit(seconds: float | None) -> float:
+    """A sweep's budget in seconds: ``none`` (None) is refused, since every job stops at its deadline."""
     if seconds is None:
-        raise SweepError("a sweep's budget must be finite: every job is stopped at its deadline")
+        raise SweepError("a sweep's budget must be finite: every job is stopped at its deadline (e.g. 30m)")
     return seconds
 
 

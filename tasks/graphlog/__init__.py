@@ -61,4 +61,3 @@ class GraphLogSource:
 
     def fingerprint(self, game: str) -> str:
         return self.suite.fingerprint(game)
-
