@@ -27,9 +27,9 @@ from learners.gnn.train import (
     fit,
     make_optimizer,
     pick_device,
-    seed_everything,
     train_steps,
 )
+from learners.seeding import seed_everything
 
 SETUPS = ("supervised", "multitask", "kshot", "continual")
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ import torch.nn.functional as F
 from learners.base import Budget
 from learners.gnn.data import WorldData, batches
 from learners.gnn.modules import GraphLogNet
+from learners.seeding import seed_everything
 
 
 def pick_device() -> torch.device:
@@ -39,12 +39,6 @@ def pick_device() -> torch.device:
         return torch.device("cuda")
     torch.set_num_threads(int(os.environ.get("ORCH_TORCH_THREADS", "1")))
     return torch.device("cpu")
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
 
 
 def job_seed(fixed: int | None = None) -> int:

@@ -195,17 +195,19 @@ def train_cmd(
     if setup not in setups.SETUPS:
         raise _fail(f"--setup {setup!r}: expected one of {', '.join(setups.SETUPS)}")
     tcfg = TrainConfig(epochs=epochs, batch_size=batch_size, seed=seed)
-    data, held = _load(directory, worlds), []
     if setup == "kshot":
-        if not heldout:
-            heldout = ",".join(_suite(directory).with_role("test"))
-            if not heldout:
-                raise _fail("kshot needs --heldout worlds (this suite marks no test worlds)")
-        held = _load(directory, heldout)
-        held_names = {w.name for w in held}
-        data = [w for w in data if w.name not in held_names]
-        if not data:
-            raise _fail("kshot: every pre-training world is also held out; pass --worlds and --heldout")
+        from orchestrator.graphlog.kshot import KShotError, kshot_worlds
+
+        suite = _suite(directory)
+        try:
+            pretrain, held_worlds = kshot_worlds(
+                _names(worlds) or suite.worlds(), _names(heldout), suite.with_role("test")
+            )
+        except KShotError as e:
+            raise _fail(str(e)) from None
+        data, held = _load(directory, ",".join(pretrain)), _load(directory, ",".join(held_worlds))
+    else:
+        data, held = _load(directory, worlds), []
     steps = list(_numbers(shots, "--shots")) if setup == "kshot" else []
     rows = setups.run(setup, data, cfg, tcfg, budget, held, steps)
     if out is not None:

@@ -39,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from orchestrator.graphlog.kshot import KShotError, kshot_worlds
 from orchestrator.scheduling.raysession import ray_session
 from orchestrator.scheduling.scheduler import SilentProgress, SweepResult, stop_on_signals
 from orchestrator.scheduling.sweep import SweepError
@@ -196,16 +197,13 @@ def plan_jobs(spec: SweepSpec) -> list[GraphLogJob]:
         held: list[str] = []
         groups = [[w] for w in worlds] if setup == "supervised" else [worlds]
         if setup == "kshot":
-            held = list(spec.heldout) or suite.with_role("test")
-            if not held:
-                raise SweepError("kshot needs --heldout worlds (this suite marks no test worlds)")
+            try:
+                pretrain, held = kshot_worlds(worlds, spec.heldout, suite.with_role("test"))
+            except KShotError as e:
+                raise SweepError(str(e)) from None
             if any(k < 0 for k in spec.shots) or not spec.shots:
                 raise SweepError(f"--shots must be non-negative step counts, got {list(spec.shots)}")
-            groups = [[w for w in worlds if w not in held]]
-            if not groups[0]:
-                raise SweepError(
-                    "kshot: every pre-training world is also held out; pass --worlds and --heldout"
-                )
+            groups = [pretrain]
         for model in spec.models:
             for seed in spec.seeds:
                 for group in groups:

@@ -28,7 +28,6 @@ import select
 import signal
 import socket
 import struct
-import sys
 import time
 import traceback
 from collections import OrderedDict
@@ -279,21 +278,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def seed_everything(seed: int, repeat: int) -> None:
-    """Seed Python's, numpy's and (if loaded) torch's global RNGs for one job: its seed and repeat.
+def job_rng_seed(seed: int, repeat: int) -> int:
+    """The value that seeds the global generators for one job (its seed and repeat).
 
-    Learners with their own generators should still draw from these, so a job is reproducible.
+    Learners with their own generators should still draw from those, so a job is reproducible.
     """
-    import random
-
-    import numpy as np
-
-    value = (seed * 1_000_003 + repeat) % 2**32
-    random.seed(value)
-    np.random.seed(value)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(value)
+    return (seed * 1_000_003 + repeat) % 2**32
 
 
 def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict]:
@@ -307,6 +297,7 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
 
     def learn(i: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
         from learners.base import Budget, make_learner
+        from learners.seeding import seed_everything
 
         job = jobs[i]
 
@@ -314,7 +305,7 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
             blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
             send(("model", i, blob, model.describe(), model.rules()))
 
-        seed_everything(job.seed, job.repeat)
+        seed_everything(job_rng_seed(job.seed, job.repeat))
         model = make_learner(job.learner).fit(tasks[i], Budget(job.budget_s), report=ship)
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), model.describe(), model.rules())
 
