@@ -22,14 +22,14 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 
 from tasks.task import Split, Task
 
-Predictions = np.ndarray | sp.spmatrix
+Predictions: TypeAlias = np.ndarray | sp.spmatrix
 """Boolean (n_examples x |target_atoms|) predictions, dense or sparse."""
 
 

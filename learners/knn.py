@@ -28,7 +28,7 @@ appears in rows is masked out so that the distance is exactly that of B = static
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,7 +44,7 @@ DENSE_LIMIT_CELLS = 1 << 25
 """Largest training matrix (n_train x atoms) kept dense for the product: 32M float32 = 128 MiB."""
 
 
-def _dynamic_columns(n_atoms: int, statics: np.ndarray) -> np.ndarray | None:
+def _dynamic_columns(n_atoms: int, statics: Sequence[int] | np.ndarray) -> np.ndarray | None:
     """Background columns that can differ between examples, or None when that is all of them."""
     statics = np.asarray(statics, dtype=np.int64)
     if len(statics) == 0:
@@ -79,7 +79,10 @@ class NeighbourIndex:
 
     @classmethod
     def of(
-        cls, background: sp.csr_matrix, statics: np.ndarray = (), dense_limit: int = DENSE_LIMIT_CELLS
+        cls,
+        background: sp.csr_matrix,
+        statics: Sequence[int] | np.ndarray = (),
+        dense_limit: int = DENSE_LIMIT_CELLS,
     ) -> NeighbourIndex:
         columns = _dynamic_columns(background.shape[1], statics)
         b = _as_sets(background if columns is None else background[:, columns])

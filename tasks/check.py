@@ -360,7 +360,9 @@ def check_game(
             sr.examples += 1
             sr.agree += ok
             if not ok and sr.first is None:
-                sr.first = Difference(file.name, i, *((missing, "missing") if missing else (extra, "extra")))
+                atom, kind = (missing, "missing") if missing else (extra, "extra")
+                assert atom is not None, "a disagreeing example has a missing or an extra atom"
+                sr.first = Difference(file.name, i, atom, kind)
     if signature is not None:
         for target in TARGETS:
             published = {dats[t, s][0].name: dats[t, s][1].atoms for t, s in dats if t == target}

@@ -159,9 +159,11 @@ class Signature:
             name = "_".join([rel.name, *functors])
             types = tuple(t for _, ts in combo for t in ts)
             key_parts = []
-            for (f, _), t in zip(combo, rel.arg_types, strict=True):
+            for (functor, _), t in zip(combo, rel.arg_types, strict=True):
                 consts = self.constants(t)
-                key_parts.append(f if f is not None else (consts[0] if consts and self.functions(t) else ""))
+                key_parts.append(
+                    functor if functor is not None else (consts[0] if consts and self.functions(t) else "")
+                )
             yield name, types, "\0".join(key_parts)
 
 

@@ -20,9 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from tasks.signature import Signature
 
 TARGETS = ("goal", "legal", "next", "terminal")
 SPLITS = ("train", "validate", "test")
@@ -150,7 +154,7 @@ class Task:
     target_atoms: Vocabulary
     statics: np.ndarray
     splits: dict[str, Split]
-    signature: object | None = None
+    signature: Signature | None = None
     source: str = ""
     missing: dict[str, str] = field(default_factory=dict)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from learners.base import register
 
-GPU_PREFERRED = {"num_cpus": 1, "num_gpus": 1}
+GPU_PREFERRED: dict[str, float] = {"num_cpus": 1, "num_gpus": 1}
 
 
 @register(

@@ -45,7 +45,8 @@ class WorldData:
     @classmethod
     def of_task(cls, task: Task, max_graph_examples: int = 1000) -> WorldData:
         """A Task in the GraphLog encoding; the world graph is the union of (up to 1000) train graphs."""
-        splits, classes = {}, []
+        splits: dict[str, GraphSet] = {}
+        classes: list[int] = []
         for name, s in task.splits.items():
             splits[name], classes = decode_split(task, s)
         if any((g.target < 0).any() for g in splits.values()):

@@ -65,7 +65,7 @@ class GraphLogGNNModel:
         return None
 
 
-def _world_graph(task: Task) -> tuple:
+def _world_graph(task: Task) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     from learners.gnn.data import WorldData
 
     w = WorldData.of_task(task)

@@ -133,6 +133,9 @@ def _net(enc: Encoding, dim: int, layers: int):
     from torch_geometric.nn import RGCNConv
 
     class IGGPNet(nn.Module):
+        t_pred: torch.Tensor  # buffers (register_buffer below)
+        t_args: torch.Tensor
+
         def __init__(self):
             super().__init__()
             C = len(enc.constants)

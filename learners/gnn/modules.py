@@ -23,6 +23,7 @@ ending in ``-rand``) is the paper's form (seeded random features per node).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -232,11 +233,12 @@ class EdgeGATComposition(nn.Module):
     def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
         src, dst, rel, back = _message_edges(b, self.reverse)
         rv = r[rel]
-        if self.reverse:
+        if self.inverse is not None:  # set exactly when self.reverse
             rv = torch.where(back[:, None], self.inverse(rv), rv)
         c = torch.zeros_like(h)
         n, hd, heads = h.shape[0], self.hd, self.heads
-        for t, layer in enumerate(self.layers):
+        for t, module in enumerate(self.layers):
+            layer = cast(nn.ModuleDict, module)
             q = layer["q"](h)[dst].view(-1, heads, hd)
             k = layer["k"](h)[src].view(-1, heads, hd)
             e = layer["e"](rv).view(-1, heads, hd)

@@ -13,6 +13,7 @@ Every row names the setup, model, world(s) and seed, so rows from many runs shar
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -94,7 +95,7 @@ def multitask(
 
 def kshot(
     pretrain: list[WorldData], heldout: list[WorldData], cfg: NetConfig, tcfg: TrainConfig,
-    shots: list[int] = (0, 5, 10, 20, 40), budget_s: float | None = None,
+    shots: Sequence[int] = (0, 5, 10, 20, 40), budget_s: float | None = None,
 ) -> list[dict]:  # fmt: skip
     budget = Budget(budget_s)
     net = _net(cfg)
@@ -153,7 +154,7 @@ def continual(
 
 def run(
     setup: str, worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None,
-    heldout: list[WorldData] = (), shots: list[int] = (0, 5, 10, 20, 40),
+    heldout: Sequence[WorldData] = (), shots: Sequence[int] = (0, 5, 10, 20, 40),
 ) -> list[dict]:  # fmt: skip
     """One setup by name; ``kshot`` pre-trains on ``worlds`` and adapts to ``heldout`` at ``shots``."""
     if setup == "kshot":

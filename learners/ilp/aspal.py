@@ -157,11 +157,11 @@ def _grow(
     bound = _bound(body)
     if settings.negation and phase <= 1:
         for lit in _negated_literals(bias, types, bound):
-            if (phase == 0 or lit.pred >= last.pred) and lit not in body:
+            if (phase == 0 or last is None or lit.pred >= last.pred) and lit not in body:
                 yield from _grow(bias, head, (*body, lit), types, 1, size, seen)
     if settings.inequalities:
         for lit in _inequalities(bias, types, bound):
-            if phase < 2 or lit.args > last.args:
+            if phase < 2 or last is None or lit.args > last.args:
                 yield from _grow(bias, head, (*body, lit), types, 2, size, seen)
 
 

@@ -14,12 +14,12 @@ which ``Task.for_predicate`` shares between sub-predicates (``next_cell``, ``nex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from learners.ilp.bias import NEQ, Clause, Literal
-from learners.ilp.relations import Table, TooLarge, join, pack, semi
+from learners.ilp.relations import Column, Table, TooLarge, join, pack, semi
 from tasks.task import Split, Task, Vocabulary, parse_atom
 
 __all__ = ["Facts", "Targets", "TooLarge", "extend", "derive", "evaluate_clause", "facts_for", "targets_for"]
@@ -140,7 +140,7 @@ def _build_facts(task: Task, split: Split, rows: np.ndarray) -> Facts:
         lo, hi = bounds[p], bounds[p + 1]
         if hi > lo:
             a = atom[lo:hi]
-            cols = {"ex": ex[lo:hi]}
+            cols: dict[Column, np.ndarray] = {"ex": ex[lo:hi]}
             for j in range(vocab.arity[name]):
                 cols[("a", j)] = vocab.args[a, j]
             dynamic[name] = Table(cols, int(hi - lo))
@@ -178,24 +178,23 @@ class Targets:
     n_atoms: int
     positives: np.ndarray  # sorted keys ex * n_atoms + atom over the examples in ``rows``
     rows: np.ndarray
-    positive_table: Table | None = None  # columns "ex", ("a", j), "key": one row per positive key
+    positive_table: Table = field(init=False)  # columns "ex", ("a", j), "key": one row per positive key
 
     def __post_init__(self) -> None:
-        if self.positive_table is None:
-            ex, atom = np.divmod(self.positives, max(self.n_atoms, 1))
-            where = np.searchsorted(self.table.cols["atom"], atom)
-            cols = {"ex": ex, "key": self.positives}
-            for c, v in self.table.cols.items():
-                if c != "atom":
-                    cols[c] = v[where]
-            self.positive_table = Table(cols, len(ex))
+        ex, atom = np.divmod(self.positives, max(self.n_atoms, 1))
+        where = np.searchsorted(self.table.cols["atom"], atom)
+        cols: dict[Column, np.ndarray] = {"ex": ex, "key": self.positives}
+        for c, v in self.table.cols.items():
+            if c != "atom":
+                cols[c] = v[where]
+        self.positive_table = Table(cols, len(ex))
 
 
 def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray | None = None) -> Targets:
     vocab = _parsed(task.target_atoms, constants)
     cand = np.unique(np.asarray(split.candidates, dtype=np.int64))
     arity = len(parse_atom(task.target_atoms.names[0])[1]) if len(task.target_atoms) else 0
-    cols = {("a", j): vocab.args[cand, j] for j in range(arity)}
+    cols: dict[Column, np.ndarray] = {("a", j): vocab.args[cand, j] for j in range(arity)}
     cols["atom"] = cand
     rows = np.arange(split.n_examples, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     pos = split.positives[rows].tocoo()
@@ -206,7 +205,7 @@ def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray
     return Targets(Table(cols, len(cand)), len(task.target_atoms), keys, rows)
 
 
-def _literal_table(lit: Literal, facts: Facts) -> Table | None:
+def _literal_table(lit: Literal, facts: Facts) -> Table:
     """The bindings of one literal alone: its facts filtered by constants and repeated variables."""
     base = facts.table(lit.pred)
     mask = np.ones(base.n, dtype=bool)
@@ -226,7 +225,7 @@ def _literal_table(lit: Literal, facts: Facts) -> Table | None:
             else:
                 first[a] = j
     idx = np.flatnonzero(mask)
-    cols = {v: base.cols[("a", j)][idx] for v, j in first.items()}
+    cols: dict[Column, np.ndarray] = {v: base.cols[("a", j)][idx] for v, j in first.items()}
     if "ex" in base.cols:
         cols["ex"] = base.cols["ex"][idx]
     return Table(cols, len(idx))
@@ -383,17 +382,24 @@ def group_counts(
     return int(hit_wanted.sum()), int(hit.sum()), derived, prep.n_wanted, prep.n_neg
 
 
+def _no_ints() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
+
+
 @dataclass
 class _GroupPrep:
     """The body-independent part of :func:`group_counts` for one head pattern and bound set."""
 
     empty: bool
     radix: int = 1
-    cvals: np.ndarray | None = None  # sorted distinct bound-value keys of the candidate atoms
-    pos_dense: np.ndarray | None = None  # per matching positive: index of its bound values in cvals
-    pos_group: np.ndarray | None = None  # per matching positive: ex * |cvals| + pos_dense
-    group_id: np.ndarray | None = None  # per matching positive: dense id of its group
-    wanted_rows: np.ndarray | None = None
+    # (empty arrays until `of` fills them; an `empty` prep is never read)
+    cvals: np.ndarray = field(default_factory=_no_ints)  # sorted distinct bound-value keys of the candidates
+    pos_dense: np.ndarray = field(
+        default_factory=_no_ints
+    )  # per matching positive: its bound values in cvals
+    pos_group: np.ndarray = field(default_factory=_no_ints)  # per matching positive: ex * |cvals| + pos_dense
+    group_id: np.ndarray = field(default_factory=_no_ints)  # per matching positive: dense id of its group
+    wanted_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     n_groups: int = 0
     n_wanted: int = 1
     n_neg: int = 1

@@ -234,6 +234,7 @@ class _Batched:
                     facts.append(p[0] + es + p[1])
             for i in self.always:
                 p = parts[i]
+                assert p is not None, "an always-true background atom has its text parts"
                 facts.append(p[0] + es + p[1])
         ctl = _control()
         ctl.add("base", [], self.program)
@@ -278,9 +279,9 @@ class _Externals:
         self.literal = np.zeros(len(bg), dtype=np.int64)
         symbolic = self.ctl.symbolic_atoms
         for i in dynamic_ids:
-            a = symbolic[clingo.parse_term(bg[i].text())]
-            if a is not None and a.is_external:
-                self.literal[i] = a.literal
+            sym = symbolic[clingo.parse_term(bg[i].text())]
+            if sym is not None and sym.is_external:
+                self.literal[i] = sym.literal
         self.on: set[int] = set()
 
     def predict(self, split: Split) -> sp.csr_matrix:

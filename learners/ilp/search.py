@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from learners.ilp.bias import NEQ, Bias, Clause, Literal
+from learners.ilp.bias import NEQ, Bias, Clause, Literal, Term
 from learners.ilp.coverage import Facts, Targets, TooLarge, counts, extend, group_counts
 from learners.ilp.relations import Table
 
@@ -211,7 +211,7 @@ class Search:
                 fresh: dict[str, int] = {}
                 types_out = list(c.types)
                 theta_out = list(theta)
-                args = []
+                args: list[Term] = []
                 for a, cst, t in zip(combo, consts, types, strict=True):
                     if a is NEW:
                         if cst not in fresh:
@@ -220,6 +220,7 @@ class Search:
                             theta_out.append(cst)
                         args.append(fresh[cst])
                     else:
+                        assert isinstance(a, int | str)  # a variable or a constant; NEW is handled above
                         args.append(a)
                 if len(types_out) > max_vars:
                     continue
@@ -354,20 +355,20 @@ class Search:
         lits = list(dict.fromkeys(lits))
         types_t, theta_t = tuple(types), tuple(theta)
         head_vars = {a for a in root.clause.head_args if isinstance(a, int)}
-        level = [(root.clause, root.table, frozenset())]
-        seen: set[frozenset] = set()
+        level: list[tuple[Clause, Table, frozenset[int]]] = [(root.clause, root.table, frozenset())]
+        seen: set[frozenset[int]] = set()
         consistent: list[Node] = []
         for _ in range(self.s.max_body):
-            nxt = []
+            nxt: list[tuple[Clause, Table, frozenset[int]]] = []
             for clause, table, used in level:
                 reach = head_vars | {v for lit in clause.body for v in lit.variables()}
                 for i, lit in enumerate(lits):
                     if i in used or not (lit.variables() & reach) and clause.body:
                         continue
-                    key = used | {i}
-                    if key in seen:
+                    chosen = used | {i}
+                    if chosen in seen:
                         continue
-                    seen.add(key)
+                    seen.add(chosen)
                     if time.monotonic() > self.deadline:
                         return self._result(consistent, [], True)
                     if len(
@@ -385,7 +386,7 @@ class Search:
                     if child_clause.safe() and node.neg == 0:
                         consistent.append(node)
                         continue
-                    nxt.append((child_clause, child_table, key))
+                    nxt.append((child_clause, child_table, chosen))
             if consistent or not nxt:
                 break
             level = nxt

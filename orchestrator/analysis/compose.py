@@ -32,7 +32,8 @@ def score_composed(store: ResultStore, dataset: str | None = None, split: str = 
     def keep(r: dict) -> bool:
         return str(r["dataset"]).startswith("graphlog:") and r["target"] == TARGET
 
-    out, sources = [], {}
+    out: list[dict] = []
+    sources: dict[str, object] = {}
     for key, members in stored_runs(store, keep).items():
         models = [m for r in members if (m := rule_model(r["model"], r["learner"])) is not None]
         if not models:

@@ -221,7 +221,8 @@ def score_store(store, dataset: str | None = None, split: str = "test") -> list[
     """
     from learners.ilp.evaluate import RuleModel
 
-    out, sources = [], {}
+    out: list[dict] = []
+    sources: dict[str, object] = {}
     for key, rows in stored_runs(store, lambda r: r["target"] in ("legal", "next")).items():
         run = dict(zip(RUN, key, strict=True))
         learner, game = run["learner"], run["game"]

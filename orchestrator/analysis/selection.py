@@ -125,7 +125,7 @@ def greedy_select(table: PerformanceTable, k: int, floor: float = SIGMA_FLOOR) -
     cumulative: list[float] = []
     single = {t: information_gain(table.mu[i], table.sigma[i], floor) for i, t in enumerate(table.tasks)}
     for _ in range(min(k, len(table.tasks))):
-        best, best_key = -1, ()
+        best, best_key = -1, tuple[float, ...]()
         for i in range(len(table.tasks)):
             if i in chosen:
                 continue

@@ -5,6 +5,7 @@ With no ``--dataset`` the commands use the bundled games (generated once into th
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def list_games(
         ds = _open(dataset)
         rows = []
         for game in ds.games():
-            targets = {}
+            targets: dict[str, dict[str, int | None]] = {}
             for target in ds.targets(game):
                 files = ds.files(game, target)
                 targets[target] = {split: _count_examples(p) for split, p in sorted(files.items())}
@@ -143,7 +144,7 @@ def generate(
     try:
         if all_bundled == (game is not None):
             raise _fail("give either a GAME (a .txt file or bundled game name) or --all")
-        if all_bundled:
+        if game is None:
             jobs = [(bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()]
         else:
             jobs = [_resolve(game, types)]
@@ -201,7 +202,7 @@ def _generate_here(jobs, out: Path, episodes: int, steps: int, seed: int, quiet:
         for game_file, types_file in jobs:
             bar = progress.add_task(game_file.stem, total=episodes)
             summary = generate_game(game_file, types_file, out, episodes, steps, seed,
-                                    progress=lambda k, bar=bar: progress.advance(bar, k))  # fmt: skip
+                                    progress=functools.partial(progress.advance, bar))  # fmt: skip
             summaries.append({"status": "ok", "error": None, **summary.as_dict()})
     return summaries
 

@@ -34,6 +34,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -413,7 +414,8 @@ def _run_on_ray(ray, todo, directory, store, max_retries, progress, result, stop
     gpus = resources.get("GPU", 0) > 0
     remote = ray.remote(run_job).options(num_cpus=1, num_gpus=1 if gpus else 0, max_retries=max_retries)
     slots = max(1, int(resources.get("GPU" if gpus else "CPU", 1)))
-    queue, pending = list(todo), {}
+    queue = list(todo)
+    pending: dict[Any, GraphLogJob] = {}
     try:
         while queue or pending:
             if stop.is_set():

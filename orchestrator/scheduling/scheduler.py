@@ -267,7 +267,8 @@ class _Scheduler:
                 return []
             fresh = [k for k in nonempty if k not in served] or nonempty
             key = max(fresh, key=lambda k: len(groups[k]))
-        queue, batch, cost = groups[key], [], 0.0
+        queue, cost = groups[key], 0.0
+        batch: list[Job] = []
         share = max(1, -(-self.left[slot.shape] // max(1, len(self.slots))))
         while queue and len(batch) < min(self.options.max_batch, share):
             if queue[0].job_id in self.isolate:

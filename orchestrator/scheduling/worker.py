@@ -377,7 +377,8 @@ class TaskCache:
     """The few most recently used tasks of this actor, keyed by (dataset, game, target)."""
 
     def __init__(self, size: int = 4) -> None:
-        self.size, self.tasks = size, OrderedDict()
+        self.size = size
+        self.tasks: OrderedDict[tuple[str, str, str], Task] = OrderedDict()
         self.sources: dict[str, Any] = {}
         self.loads = 0
 

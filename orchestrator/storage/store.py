@@ -29,7 +29,7 @@ import re
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -78,6 +78,10 @@ _SECRET_PARAM = re.compile(
 _AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
 
 
+@overload
+def scrub(text: str) -> str: ...
+@overload
+def scrub(text: None) -> None: ...
 def scrub(text: str | None) -> str | None:
     """``text`` with anything that looks like a credential replaced by ``***``.
 

@@ -49,7 +49,7 @@ def check_safety(rules: list[Rule]) -> None:
                 free = sorted({v.name for v in variables(x)} - bound)
                 if not free:
                     continue
-                if what == "negated literal" and not isinstance(x.lit, Distinct):
+                if isinstance(x, Not) and not isinstance(x.lit, Distinct):  # a "negated literal"
                     warnings.warn(
                         f"{r.pos}: variable(s) {', '.join('?' + v for v in free)} occur only in {x}; "
                         "read as 'not exists' (negation as failure)",

@@ -59,8 +59,8 @@ def _layer(
     rules = sorted(rules, key=lambda r: r[0])
     heads, starts = np.unique(np.array([h for h, _, _ in rules], dtype=np.int64), return_index=True)
     by_size: dict[int, list[int]] = {}
-    for i, (_, pos, _) in enumerate(rules):
-        by_size.setdefault(len(pos), []).append(i)
+    for i, (_, body, _) in enumerate(rules):
+        by_size.setdefault(len(body), []).append(i)
     buckets = []
     for k, members in sorted(by_size.items()):
         j = max(len(rules[i][2]) for i in members)

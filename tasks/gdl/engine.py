@@ -222,8 +222,8 @@ class Engine:
         out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
         for role, ms, rows in zip(self.roles, self.moves, self._legal_rows, strict=True):
             out["legal"] += [f"legal({role},{m})" for m, a in zip(ms, rows, strict=True) if v[a, 0] & 1]
-        for role, rows in zip(self.roles, self._goal_rows, strict=True):
-            out["goal"] += [f"goal({role},{value})" for value, a in rows if v[a, 0] & 1]
+        for role, goal_rows in zip(self.roles, self._goal_rows, strict=True):
+            out["goal"] += [f"goal({role},{value})" for value, a in goal_rows if v[a, 0] & 1]
         if v[self._terminal_row, 0] & 1:
             out["terminal"] = ["terminal"]
         joint = [self._move_ix[r][moves[role]] if role in moves else -1 for r, role in enumerate(self.roles)]

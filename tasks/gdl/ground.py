@@ -25,6 +25,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from dataclasses import dataclass, field
+from typing import cast
 
 import clingo
 
@@ -147,7 +148,8 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
     t0 = time.perf_counter()
     ctl = clingo.Control(["--warn=none"])
     obs = _Collect()
-    ctl.register_observer(obs)
+    # _Collect implements only the callbacks it needs (clingo calls only those): an Observer by duck typing.
+    ctl.register_observer(cast(clingo.Observer, obs))
     try:
         ctl.add("base", [], asp + SCAFFOLD)
         ctl.ground([("base", [])])

@@ -90,8 +90,8 @@ class ClingoEngine:
         ]
         atoms = self.ctl.symbolic_atoms
         self._text = {a.symbol: symbol_text(a.symbol) for a in atoms if a.symbol.name in _DERIVED}
-        self._true_lits = np.array([atoms[x].literal for x in self._true], dtype=np.int64)
-        self._does_lits = [np.array([atoms[x].literal for x in d], dtype=np.int64) for d in self._does]
+        self._true_lits = np.array([_literal(atoms, x) for x in self._true], dtype=np.int64)
+        self._does_lits = [np.array([_literal(atoms, x) for x in d], dtype=np.int64) for d in self._does]
         self._initial = np.zeros(len(self.fluents), dtype=bool)
         ix = {f: i for i, f in enumerate(self.fluents)}
         self._initial[[ix[f] for f in g.initial]] = True
@@ -174,3 +174,11 @@ class ClingoEngine:
 def _asp_terms(texts: list[str]) -> list[str]:
     """GDL ground-term texts as clingo source (strings quoted where needed)."""
     return [str(to_symbol(parse_ground(t))) for t in texts]
+
+
+def _literal(atoms: clingo.SymbolicAtoms, symbol: clingo.Symbol) -> int:
+    """The solver literal of a ground atom that the program declares (an external: always there)."""
+    atom = atoms[symbol]
+    if atom is None:
+        raise ValueError(f"{symbol} is not an atom of the ground program")
+    return atom.literal

@@ -43,8 +43,10 @@ class GraphLogSource:
 
         if target != TARGET:
             raise KeyError(f"GraphLog world {game} has only the target {TARGET!r}, not {target!r}")
+        from tasks.graphlog.store import Suite
+
         meta = self.suite.meta(game)
-        if "rule_ids" in meta:
+        if isinstance(self.suite, Suite) and "rule_ids" in meta:  # generated suites know their rules
             heads = {self.suite.rules[i].head for i in meta["rule_ids"]}
         else:
             heads = set(meta.get("rule_heads", []))

@@ -110,7 +110,7 @@ class _AddGraph(ast.Transformer):
         return node.update(symbol=ast.Function(loc, name, [ast.Variable(loc, GRAPH_VAR), *args], 0))
 
 
-def _literal(loc: ast.AST, name: str, args: list[ast.AST]) -> ast.AST:
+def _literal(loc: ast.Location, name: str, args: list[ast.AST]) -> ast.AST:
     return ast.Literal(loc, ast.Sign.NoSign, ast.SymbolicAtom(ast.Function(loc, name, args, 0)))
 
 

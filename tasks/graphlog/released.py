@@ -55,13 +55,15 @@ def parse_line(obj: dict, where: str) -> QueryGraph:
         return local.setdefault(json.dumps(x), len(local))
 
     edges = []
-    for k, e in enumerate(raw_edges):
-        if len(e) == 3:
-            s, d, r = e
-        elif len(e) == 2 and attrs is not None:
-            (s, d), r = e, attrs[k]
+    for k, edge in enumerate(raw_edges):
+        if len(edge) == 3:
+            s, d, r = edge
+        elif len(edge) == 2 and attrs is not None:
+            (s, d), r = edge, attrs[k]
         else:
-            raise ValueError(f"{where}: edge {e!r} is neither [src, dst, rel] nor [src, dst] with edge_attr")
+            raise ValueError(
+                f"{where}: edge {edge!r} is neither [src, dst, rel] nor [src, dst] with edge_attr"
+            )
         edges.append((node(s), relation_id(r, where), node(d)))
     if len(query) < 2:
         raise ValueError(f"{where}: query {query!r} needs two nodes")
