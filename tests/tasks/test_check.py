@@ -92,6 +92,9 @@ def _firesheep_sample(iggp_dir: Path, root: Path, per_split: int = 25) -> Path:
     return root
 
 
+# ~35-55 s on 2 cores: grounding and compiling firesheep's GDL twice (published and corrected)
+# dominates, however few examples the sample keeps. The fast tests below cover the check's logic.
+@pytest.mark.slow
 def test_firesheep_kills_are_a_verified_data_defect(iggp_dir: Path, tmp_path: Path) -> None:
     """The data never applies kill: the published GDL misses those examples, the corrected one none."""
     result = check_game(Dataset(_firesheep_sample(iggp_dir, tmp_path)), "firesheep")
@@ -102,6 +105,9 @@ def test_firesheep_kills_are_a_verified_data_defect(iggp_dir: Path, tmp_path: Pa
     assert result.as_dict()["targets"]["next"]["train"]["agree_corrected"] == 3
 
 
+# ~35-55 s on 2 cores: grounding and compiling firesheep's GDL twice (published and corrected)
+# dominates, however few examples the sample keeps. The fast tests below cover the check's logic.
+@pytest.mark.slow
 def test_a_correction_that_does_not_explain_every_example_leaves_a_disagreement(
     iggp_dir: Path, tmp_path: Path
 ) -> None:
