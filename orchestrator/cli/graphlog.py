@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -124,12 +125,7 @@ def stats(
     if as_json:
         typer.echo(json.dumps({"worlds": rows, "similarity": sim}, indent=2))
         return
-    table = Table(title=f"GraphLog suite {directory}")
-    for c in STAT_COLUMNS:
-        table.add_column(c)
-    for r in rows:
-        table.add_row(*(f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c]) for c in STAT_COLUMNS))
-    console.print(table)
+    console.print(_table(f"GraphLog suite {directory}", STAT_COLUMNS, rows, digits=2))
     if sim:
         names = list(sim)
         t = Table(title="similarity |R_i ∩ R_j|")
@@ -258,12 +254,17 @@ def _print(rows: list[dict], setup: str) -> None:
         console.print("no results")
         return
     keys = [k for k in rows[0] if k not in ("loss_curve", "setup", "dim", "seed", "epochs")]
-    table = Table(title=f"GraphLog {setup}")
-    for k in keys:
-        table.add_column(k)
+    console.print(_table(f"GraphLog {setup}", keys, rows, digits=3))
+
+
+def _table(title: str, columns: Sequence[str], rows: list[dict], digits: int) -> Table:
+    """``rows`` as a rich table of ``columns``, floats to ``digits`` decimals."""
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(c)
     for r in rows:
-        table.add_row(*(f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k]) for k in keys))
-    console.print(table)
+        table.add_row(*(f"{r[c]:.{digits}f}" if isinstance(r[c], float) else str(r[c]) for c in columns))
+    return table
 
 
 # --- sweeps on Ray (orchestrator/graphlog/sweep.py) -----------------------------------------------------
