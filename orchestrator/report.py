@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import typer
 
 from learners.metrics import Counts, pool
-from orchestrator.schema import FINAL_STATUSES
+from orchestrator.schema import FINAL_STATUSES, NOT_APPLICABLE
 from orchestrator.store import DEFAULT_STORE, ResultStore, StoreError, scrub
 
 TABLES = ("learner", "target", "game", "task")
@@ -130,8 +130,12 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
         budgets[r["learner"]].add(r["budget_s"])
 
     scores: dict[tuple, TaskScore] = {}
+    not_applicable = set()  # (label, game, target): the learner said it does not apply to the task
     for r in records:
         label = _label(r["learner"], r["budget_s"], budgets)
+        if r["status"] == NOT_APPLICABLE:
+            not_applicable.add((label, r["game"], r["target"]))
+            continue
         score = scores.setdefault((label, r["game"], r["target"]), TaskScore(label, r["game"], r["target"]))
         run = score.runs.setdefault((r["seed"], r["repeat"]), {})
         score.datasets.add(r["dataset_fingerprint"])
@@ -143,7 +147,8 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     # A learner that never ran some task of the sweep has an incomplete (missing) task there.
     for label in {s.learner for s in scores.values()}:
         for game, target in predicates:
-            scores.setdefault((label, game, target), TaskScore(label, game, target))
+            if (label, game, target) not in not_applicable:
+                scores.setdefault((label, game, target), TaskScore(label, game, target))
     return sorted(
         scores.values(), key=lambda s: (s.learner, s.game, TARGET_ORDER.get(s.target, 9), s.target)
     ), predicates

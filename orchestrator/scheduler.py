@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from orchestrator import __version__
 from orchestrator.live import clear_live_jobs, write_live_jobs
 from orchestrator.raysession import SchedulerError, ray_session
-from orchestrator.schema import FINAL_STATUSES, SCHEMA_VERSION
+from orchestrator.schema import FINAL_STATUSES, NOT_APPLICABLE, complete_row
 from orchestrator.store import ResultStore
 from orchestrator.sweep import Job
 from orchestrator.worker import JobLimits, JobRunner
@@ -76,6 +76,8 @@ class SweepResult:
     interrupted: bool = False
     lost_actors: int = 0
     retried: int = 0
+    not_applicable: dict[str, dict] = field(default_factory=dict)
+    """Learner -> {"jobs": how many it did not apply to, "reason": the first job's reason}."""
 
     @property
     def finished(self) -> int:
@@ -188,6 +190,7 @@ class _Scheduler:
         self.statuses: dict[str, int] = defaultdict(int)
         self.total_job_seconds = 0.0
         self.lost_actors = 0
+        self.not_applicable: dict[str, dict] = {}
         self.grown_at = 0.0
         limits = JobLimits(options.memory_per_job, options.eval_timeout_s)
         self.actor_class = ray.remote(JobRunner)
@@ -310,17 +313,18 @@ class _Scheduler:
         extra = dict(row.pop("extra", None) or {})
         if self.retries.get(job.job_id):
             extra["worker_failures"] = self.retries[job.job_id]
-        full = {
-            **{k: v for k, v in job.as_row().items()},
-            **row,
-            "sweep": self.options.sweep,
-            "attempt": self.attempts.get(job.job_id, 0) + 1,
-            "orch_version": __version__,
-            "schema_version": SCHEMA_VERSION,
-            "extra": json.dumps(extra, sort_keys=True),
-        }
+        full = complete_row(
+            {**job.as_row(), **row},
+            sweep=self.options.sweep,
+            attempt=self.attempts.get(job.job_id, 0) + 1,
+            orch_version=__version__,
+            extra=json.dumps(extra, sort_keys=True),
+        )
         self.buffer.append(full)
         self.statuses[full["status"]] += 1
+        if full["status"] == NOT_APPLICABLE:
+            seen = self.not_applicable.setdefault(job.learner, {"jobs": 0, "reason": full.get("error")})
+            seen["jobs"] += 1
         seconds = (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0)
         self.total_job_seconds += seconds
         old = self.job_seconds.get(job.learner)
@@ -478,6 +482,7 @@ def run_sweep(
     result.job_seconds = sched.total_job_seconds
     result.lost_actors = sched.lost_actors
     result.retried = sum(sched.retries.values())
+    result.not_applicable = dict(sched.not_applicable)
     progress.end(result)
     return result
 
