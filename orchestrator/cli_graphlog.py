@@ -292,7 +292,7 @@ def sweep_cmd(
         help="Seconds per job (0: unlimited); a spent budget is status timeout, "
         "scored with the best-validation model.",
     ),
-    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (rows go under graphlog/)."),
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (one row per job, as orch run)."),
     address: str | None = typer.Option(
         None, "--address", help="A Ray cluster (default: a private local Ray)."
     ),
@@ -304,7 +304,7 @@ def sweep_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print rows and summary as JSON, no progress."),
 ) -> None:
     """Run GraphLog setups x models x seeds as Ray jobs into the store; rerunning resumes."""
-    from orchestrator.graphlog_sweep import SweepSpec, run_graphlog_sweep, stored_rows, summarize
+    from orchestrator.graphlog_sweep import SweepSpec, planned_ids, run_graphlog_sweep, stored_rows, summarize
     from orchestrator.progress import make_progress
     from orchestrator.raysession import SchedulerError
     from orchestrator.sweep import SweepError
@@ -317,7 +317,7 @@ def sweep_cmd(
         results = ResultStore(store)
         jobs, result = run_graphlog_sweep(spec, results, rerun=rerun, address=address, num_cpus=num_cpus,
                                           max_retries=max_retries, progress=make_progress(as_json))  # fmt: skip
-        rows = stored_rows(results, {j.job_id for j in jobs})
+        rows = stored_rows(results, planned_ids(jobs))
     except (SweepError, SchedulerError, StoreError) as e:
         raise _fail(str(e)) from None
     summary = summarize(rows)

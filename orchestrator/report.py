@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import typer
 
 from learners.metrics import Counts, pool
-from orchestrator.schema import FINAL_STATUSES, NOT_APPLICABLE
+from orchestrator.schema import FINAL_STATUSES, GRAPHLOG_TARGET_PREFIX, NOT_APPLICABLE
 from orchestrator.store import DEFAULT_STORE, ResultStore, StoreError, scrub
 
 TABLES = ("learner", "target", "game", "task")
@@ -112,6 +112,10 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     counts = [f"{split}_{c}" for c in ("tp", "fp", "tn", "fn")]
     rows = store.latest([*_ROW_COLUMNS, *counts])
     manifests = store.manifests()
+    # GraphLog setup jobs (orch graphlog sweep) score worlds, not tasks: `orch graphlog results`.
+    rows = rows.filter(pc.invert(pc.starts_with(rows["target"], GRAPHLOG_TARGET_PREFIX)))
+    if manifests.num_rows:
+        manifests = manifests.filter(pc.invert(pc.starts_with(manifests["target"], GRAPHLOG_TARGET_PREFIX)))
     if sweep is not None:
         planned = manifests.filter(pc.field("sweep") == sweep)
         manifests = planned

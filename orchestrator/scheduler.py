@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from orchestrator import __version__
 from orchestrator.live import clear_live_jobs, write_live_jobs
 from orchestrator.raysession import SchedulerError, ray_session
-from orchestrator.schema import FINAL_STATUSES, NOT_APPLICABLE, complete_row
+from orchestrator.schema import FINAL_STATUSES, NOT_APPLICABLE, STATUSES, complete_row
 from orchestrator.store import ResultStore
 from orchestrator.sweep import Job
 from orchestrator.worker import JobLimits, JobRunner
@@ -64,6 +64,11 @@ class SweepOptions:
     gpu: bool | None = None
     stall_s: float = 600.0
     spec: dict = field(default_factory=dict)
+    rerun: bool = False
+    """Run every job again, stored or not (a new attempt each)."""
+    runner: type | None = None
+    """The actor body (``runner(limits)`` with ``info()`` and ``run(jobs) -> rows``); default
+    :class:`orchestrator.worker.JobRunner`. GraphLog setup jobs use their own (graphlog_runner)."""
 
 
 @dataclass
@@ -134,6 +139,8 @@ def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tupl
         rerun |= {"error", "oom", "killed"} - set(FINAL_STATUSES)
     if options.retry_timeouts:
         rerun.add("timeout")
+    if options.rerun:
+        rerun |= STATUSES
     todo, seen = [], set()
     for job in jobs:
         if job.job_id in seen:
@@ -193,7 +200,7 @@ class _Scheduler:
         self.not_applicable: dict[str, dict] = {}
         self.grown_at = 0.0
         limits = JobLimits(options.memory_per_job, options.eval_timeout_s)
-        self.actor_class = ray.remote(JobRunner)
+        self.actor_class = ray.remote(options.runner or JobRunner)
         self.limits = limits
 
     # actors

@@ -40,6 +40,10 @@ They are also the statuses whose stored model and scores are real, so analyses a
 (predictive power, composed rules, GraphLog sweeps) read only these.
 """
 
+GRAPHLOG_TARGET_PREFIX = "graphlog-"
+"""``target`` of a GraphLog setup job (``graphlog-supervised``, ...; orchestrator/graphlog_sweep.py):
+such rows score worlds, not tasks, so the IGGP-style reports leave them out."""
+
 COUNT_COLUMNS = tuple(f"{split}_{c}" for split in ("test", "validate") for c in ("tp", "fp", "tn", "fn"))
 
 _UTC_US = pa.timestamp("us", tz="UTC")
