@@ -13,6 +13,7 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from store_rows import T0
 from typer.testing import CliRunner
 
 pytest.importorskip("torch")
@@ -27,12 +28,14 @@ from orchestrator.graphlog_sweep import (  # noqa: E402
     SweepSpec,
     legacy_job_id,
     plan_jobs,
+    planned_ids,
     run_graphlog_sweep,
     stored_rows,
 )
 from orchestrator.htmlreport import write_html  # noqa: E402
 from orchestrator.raysession import local_ray  # noqa: E402
 from orchestrator.report import task_scores  # noqa: E402
+from orchestrator.schema import result_row  # noqa: E402
 from orchestrator.store import ResultStore  # noqa: E402
 from orchestrator.sweep import SweepError  # noqa: E402
 from tasks.graphlog.generator import GeneratorConfig, generate_suite  # noqa: E402
@@ -166,12 +169,11 @@ def test_budgets_are_hard(ray_2cpu, suite, tmp_path):
     assert only["status"] == "timeout" and only["test_acc"] is None
 
 
-def test_rows_of_stores_before_version_2_still_read_and_count_as_done(ray_2cpu, suite, tmp_path):
-    spec = SweepSpec(
-        str(suite), ("supervised",), ("param-rgcn",), worlds=("rule_0", "rule_1"), epochs=1, dim=8
-    )
-    jobs = plan_jobs(spec)
-    old = GraphLogJob.of(jobs[0])
+def test_rows_of_stores_before_version_2_still_read_and_count_as_done(suite, tmp_path):
+    """No Ray needed: the only planned job is stored in the old layout, so nothing runs."""
+    spec = SweepSpec(str(suite), ("supervised",), ("param-rgcn",), worlds=("rule_0",), epochs=1, dim=8)
+    [job] = plan_jobs(spec)
+    old = GraphLogJob.of(job)
     assert old.legacy_id == legacy_job_id(
         {
             "v": 2,
@@ -192,14 +194,17 @@ def test_rows_of_stores_before_version_2_still_read_and_count_as_done(ray_2cpu, 
     (tmp_path / "store" / LEGACY_DIR).mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist([row]), tmp_path / "store" / LEGACY_DIR / "graphlog-old.parquet")
     store = ResultStore(tmp_path / "store")
-    planned, result = run_graphlog_sweep(spec, store, num_cpus=1)
-    assert (result.planned, result.skipped, result.statuses) == (2, 1, {"ok": 1})
-    rows = {r["world"]: r for r in stored_rows(store)}
-    assert rows["rule_0"]["test_acc"] == 0.25 and rows["rule_0"]["job_id"] == old.legacy_id
-    assert rows["rule_1"]["job_id"] == jobs[1].job_id and rows["rule_1"]["status"] == "ok"
-    run_graphlog_sweep(spec, store, num_cpus=1, rerun=True)  # the new row of the same job supersedes the old
-    rows = {r["world"]: r for r in stored_rows(store)}
-    assert rows["rule_0"]["job_id"] == jobs[0].job_id and rows["rule_0"]["test_acc"] != 0.25
+    _, result = run_graphlog_sweep(spec, store)
+    assert (result.planned, result.skipped, result.statuses) == (1, 1, {})
+    [got] = stored_rows(store, planned_ids([job]))
+    assert got["test_acc"] == 0.25 and got["job_id"] == old.legacy_id
+    # a newer run of the same job (new id, new table) supersedes the old row
+    new = {**row, "job_id": job.job_id, "test_acc": 0.75}
+    store.write(
+        [result_row(**{**job.as_row(), "status": "ok", "finished": T0, "extra": {"graphlog": [new]}})]
+    )
+    [got] = stored_rows(store)
+    assert got["test_acc"] == 0.75 and got["job_id"] == job.job_id
 
 
 def suite_fingerprint(suite, world: str) -> str:
