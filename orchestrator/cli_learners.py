@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from learners.base import Budget, UnknownLearner, make_learner, registered
+from learners.base import Budget, UnknownLearner, learner_applies, make_learner, registered
 from learners.metrics import Counts, evaluate, pool
 from orchestrator.durations import format_duration, parse_duration
 from tasks.task import Task
@@ -133,6 +133,9 @@ def learn(
     except ValueError as e:
         raise _fail(str(e)) from None
     task = _load_task(dataset, game, target, predicate)
+    applies, why = learner_applies(learner_obj, task)
+    if not applies:
+        raise _fail(f"{learner} does not apply to {task.name}: {why}", code=1)
 
     improvements: list[float] = []
     started = time.monotonic()
