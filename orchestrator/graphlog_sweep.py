@@ -256,7 +256,9 @@ def plan_jobs(spec: SweepSpec) -> list[Job]:
 
 
 def _clean(x: object) -> object:
-    """NaN as None, so Parquet and strict JSON agree."""
+    """NaN as None and numpy scalars as Python numbers, so JSON and Parquet agree."""
+    if isinstance(x, np.generic):
+        x = x.item()
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
@@ -292,9 +294,9 @@ def detail_rows(job: GraphLogJob, got: list[dict], status: str, error: str | Non
                 "train_acc": _clean(r.get("train_acc")),
                 "valid_acc": None if valid is None or valid < 0 else _clean(valid),  # -1: no epoch ended
                 "test_acc": _clean(r.get("test_acc")),
-                "best_epoch": None if best is None or best < 0 else best,
-                "epochs_run": r.get("epochs_run"),
-                "train_s": r.get("train_s", r.get("adapt_s")),
+                "best_epoch": None if best is None or best < 0 else _clean(best),
+                "epochs_run": _clean(r.get("epochs_run")),
+                "train_s": _clean(r.get("train_s", r.get("adapt_s"))),
                 "status": status,
                 "error": error,
                 "seconds": seconds,

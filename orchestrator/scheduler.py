@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from orchestrator import __version__
 from orchestrator.live import clear_live_jobs, write_live_jobs
 from orchestrator.raysession import SchedulerError, ray_session
-from orchestrator.schema import FINAL_STATUSES, NOT_APPLICABLE, STATUSES, complete_row
+from orchestrator.schema import FINAL_STATUSES, NOT_APPLICABLE, STATUSES, complete_row, result_row
 from orchestrator.store import ResultStore
 from orchestrator.sweep import Job
 from orchestrator.worker import JobLimits, JobRunner
@@ -361,7 +361,7 @@ class _Scheduler:
                 self.requeue(job, slot.shape)
         else:
             for job in slot.batch:
-                self._retry_or_record(job, slot.shape, {"status": "killed"}, reason)
+                self._retry_or_record(job, slot.shape, result_row(job.job_id, status="killed"), reason)
         self.grown_at = 0.0  # look for room for a replacement at once
 
     def collect(self, timeout: float) -> None:
@@ -390,13 +390,20 @@ class _Scheduler:
                 continue
             except self.ray.exceptions.RayError as e:
                 for job in batch:
-                    self._record(job, {"status": "error", "error": f"the job runner failed: {e}"})
+                    self._record(
+                        job, result_row(job.job_id, status="error", error=f"the job runner failed: {e}")
+                    )
                 continue
             by_id = {row["job_id"]: row for row in rows}
             for job in batch:
                 row = by_id.get(job.job_id)
                 if row is None:
-                    self._record(job, {"status": "error", "error": "the actor returned no row for this job"})
+                    self._record(
+                        job,
+                        result_row(
+                            job.job_id, status="error", error="the actor returned no row for this job"
+                        ),
+                    )
                 elif row["status"] == "killed":
                     self._retry_or_record(job, slot.shape, row, row.get("error") or "killed")
                 else:
