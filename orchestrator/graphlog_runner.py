@@ -16,6 +16,7 @@ only a job that still has not finished by then is killed.
 from __future__ import annotations
 
 import math
+import os
 import signal
 import socket
 import time
@@ -25,7 +26,7 @@ from typing import Any
 from orchestrator.graphlog_sweep import GraphLogJob, detail_rows
 from orchestrator.schema import ResultRow, result_row
 from orchestrator.sweep import Job
-from orchestrator.worker import JobLimits, run_supervised
+from orchestrator.worker import JobLimits, node_name, run_supervised
 
 
 def _setup_rows(job: GraphLogJob, report: Callable[[dict], None]) -> list[dict]:
@@ -66,17 +67,9 @@ class GraphLogRunner:
 
     def __init__(self, limits: JobLimits) -> None:
         self.limits = limits
-        try:
-            import ray
-
-            node = ray.get_runtime_context().get_node_id()[:12]
-        except Exception:
-            node = "local"
-        self.node = f"{socket.gethostname()}/{node}"
+        self.node = node_name()
 
     def info(self) -> dict:
-        import os
-
         return {"pid": os.getpid(), "node": self.node}
 
     def run(self, jobs: list[Job]) -> list[ResultRow]:

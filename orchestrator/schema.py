@@ -13,7 +13,7 @@ of the wrong kind fails where the row is made, not when a batch of rows is writt
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, TypedDict
+from typing import Any
 
 import pyarrow as pa
 
@@ -141,42 +141,8 @@ ANALYSIS_SCHEMAS = {"predictive": PREDICTIVE_SCHEMA}
 """Store-level analyses with a table of their own (``DIR/analyses/<name>/``), each versioned."""
 
 
-class ResultRow(TypedDict, total=False):
-    """A result row as :func:`result_row` builds it (columns left out are null)."""
-
-    orch_version: str
-    sweep: str
-    job_id: str
-    dataset: str
-    dataset_fingerprint: str
-    game: str
-    target: str
-    predicate: str
-    learner: str
-    params: str | dict
-    seed: int
-    repeat: int
-    budget_s: float
-    status: str
-    attempt: int
-    test_tp: int
-    test_fp: int
-    test_tn: int
-    test_fn: int
-    validate_tp: int
-    validate_fp: int
-    validate_tn: int
-    validate_fn: int
-    learn_s: float
-    eval_s: float
-    peak_rss: int
-    node: str
-    started: dt.datetime
-    finished: dt.datetime
-    program: str
-    description: str
-    error: str
-    extra: str | dict
+ResultRow = dict[str, Any]
+"""A result row as :func:`result_row` builds it: column -> value (columns left out are null)."""
 
 
 def result_row(
@@ -226,7 +192,7 @@ def result_row(
     if status is not None and status not in STATUSES:
         raise ValueError(f"job {job_id!r}: status {status!r} is not one of {sorted(STATUSES)}")
     values: dict[str, Any] = dict(locals())
-    return ResultRow(**{k: v for k, v in values.items() if v is not None})  # type: ignore[typeddict-item]
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def complete_row(row: dict, **fields: Any) -> ResultRow:

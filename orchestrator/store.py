@@ -317,9 +317,7 @@ class ResultStore:
             try:
                 t = pq.read_table(path, filesystem=self.fs)
             except (OSError, pa.ArrowException) as e:
-                raise StoreError(
-                    f"{self._display(path)}: not a readable Parquet file: {scrub(str(e))}"
-                ) from e
+                raise self._unreadable(path, e) from e
             cols = {f.name: t[f.name].cast(f.type) if f.name in t.column_names else pa.nulls(t.num_rows, f.type)
                     for f in schema}  # fmt: skip
             cols["schema_version"] = pa.array([1] * t.num_rows, pa.int32())
@@ -378,15 +376,16 @@ class ResultStore:
                 self._checked.add(path)
         return ds.dataset(paths, schema=schema, format="parquet", filesystem=self.fs)
 
+    def _unreadable(self, path: str, e: Exception) -> StoreError:
+        return StoreError(f"{self._display(path)}: not a readable Parquet file: {scrub(str(e))}")
+
     def _version(self, path: str) -> int:
         """The result-schema version a results file was written with (read from its footer once)."""
         if path not in self._versions:
             try:
                 found = pq.read_schema(path, filesystem=self.fs)
             except (OSError, pa.ArrowException) as e:
-                raise StoreError(
-                    f"{self._display(path)}: not a readable Parquet file: {scrub(str(e))}"
-                ) from e
+                raise self._unreadable(path, e) from e
             version = (found.metadata or {}).get(VERSION_KEY, b"")
             self._versions[path] = int(version) if version.isdigit() and int(version) in SCHEMAS else -1
         return self._versions[path]
@@ -414,7 +413,7 @@ class ResultStore:
         try:
             found = pq.read_schema(path, filesystem=self.fs)
         except (OSError, pa.ArrowException) as e:
-            raise StoreError(f"{where}: not a readable Parquet file: {scrub(str(e))}") from e
+            raise self._unreadable(path, e) from e
         version = (found.metadata or {}).get(VERSION_KEY)
         if version is None:
             raise StoreError(f"{where}: not an orch store file (no {VERSION_KEY.decode()} in its metadata)")

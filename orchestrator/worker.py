@@ -408,6 +408,17 @@ class TaskCache:
         return task
 
 
+def node_name() -> str:
+    """Where this actor runs, for the rows' ``node`` column: host and Ray node id."""
+    try:
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()[:12]
+    except Exception:
+        node = "local"
+    return f"{socket.gethostname()}/{node}"
+
+
 class JobRunner:
     """The body of a learner actor: runs batches of jobs, one forked child per job.
 
@@ -417,13 +428,7 @@ class JobRunner:
     def __init__(self, limits: JobLimits) -> None:
         self.limits = limits
         self.cache = TaskCache()
-        try:
-            import ray
-
-            node = ray.get_runtime_context().get_node_id()[:12]
-        except Exception:
-            node = "local"
-        self.node = f"{socket.gethostname()}/{node}"
+        self.node = node_name()
 
     def info(self) -> dict:
         return {"pid": os.getpid(), "node": self.node, "task_loads": self.cache.loads}
