@@ -32,7 +32,7 @@ import re
 import time
 import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -137,7 +137,7 @@ class LearnerSpec:
         m = re.fullmatch(self.pattern, name)
         return None if m is None else m.groupdict()
 
-    def typed(self, params: dict[str, str | None]) -> dict[str, Any]:
+    def typed(self, params: Mapping[str, str | None]) -> dict[str, Any]:
         """The parameters as the factory's keyword arguments, converted to its annotated types.
 
         An absent optional group is left out, so the factory's own default applies.

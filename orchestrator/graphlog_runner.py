@@ -45,7 +45,7 @@ def _setup_rows(job: GraphLogJob, report: Callable[[dict], None]) -> list[dict]:
     cfg = net_config(job.model, dim=job.dim, seed=job.seed, dropout=job.dropout)
     tcfg = TrainConfig(epochs=job.epochs, batch_size=job.batch_size, seed=job.seed)
     return setups.run(
-        job.setup, load(job.worlds), cfg, tcfg, job.cooperative_budget_s, load(job.heldout), job.shots,
+        job.setup, load(job.worlds), cfg, tcfg, job.cooperative_budget_s, load(job.heldout), list(job.shots),
         report=report,
     )  # fmt: skip
 
