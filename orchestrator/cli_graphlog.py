@@ -289,8 +289,8 @@ def sweep_cmd(
     batch_size: int = typer.Option(32, help="Graphs per batch."),
     budget: float = typer.Option(
         0,
-        help="Seconds per job (0: unlimited); a spent budget is status timeout, "
-        "scored with the best-validation model.",
+        help="Seconds per job (0: unlimited), a hard limit: at the budget the setup scores its "
+        "best-validation model (status timeout); a job still running 600 s later is killed.",
     ),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (one row per job, as orch run)."),
     address: str | None = typer.Option(
