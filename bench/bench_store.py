@@ -43,7 +43,7 @@ def job_row(i: int) -> dict:
         "node": "10.0.0.1",
         "started": now,
         "finished": now,
-        "model": "next_cell(X, Y, b) :- true_cell(X, Y, b), not does(P, mark(X, Y)).\n" * 5,
+        "program": "next_cell(X, Y, b) :- true_cell(X, Y, b), not does(P, mark(X, Y)).\n" * 5,
     }
 
 

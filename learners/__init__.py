@@ -9,13 +9,15 @@ import importlib
 
 from learners.base import Budget, Learner, Model, make_learner, register, registered
 
-# Each module registers its learners with @register. A new learner family is one new module here.
+# The built-in families: each module registers its learners with @register. A family outside this
+# repository needs no edit here: it declares an ``orch.learners`` entry point (docs/adding-a-learner.md).
 _LEARNER_MODULES = (
     "learners.baselines",
     "learners.knn",
     "learners.ilp",
     "learners.gnn",
     "learners.testing",
+    "learners.template",
 )
 
 for _m in _LEARNER_MODULES:

@@ -13,14 +13,26 @@ Why this shape:
   clingo-readable text, which is stored with the results.
 
 Learners register themselves by name with :func:`register`. A name may carry parameters, matched by
-a regular expression (``knn(?P<k>\\d+)`` accepts ``knn1``, ``knn5``, ``knn13``).
+a regular expression (``knn(?P<k>\\d+)`` accepts ``knn1``, ``knn5``, ``knn13``); the registry converts
+each to the type the factory annotates (``k: int``) once, so factories never parse strings.
+
+A learner may say that it does not apply to a task (``applies(task) -> (bool, reason)``, see
+:func:`learner_applies`): the orchestrator then records the job as ``skipped`` with the reason,
+instead of running it into an error.
+
+Families outside this repository register through the Python entry-point group ``orch.learners``
+(:data:`ENTRY_POINT_GROUP`): each entry point names a module that calls :func:`register` when
+imported. The whole contract, with a template, is in docs/adding-a-learner.md.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
-from collections.abc import Callable
+import typing
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -81,11 +93,28 @@ def ignore_report(model: Model) -> None:
 
 @runtime_checkable
 class Learner(Protocol):
-    """Learns a :class:`Model` for a task within a budget, reporting improving models as it goes."""
+    """Learns a :class:`Model` for a task within a budget, reporting improving models as it goes.
+
+    Optionally a learner also has ``applies(task) -> (bool, reason)`` (see :func:`learner_applies`).
+    """
 
     name: str
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> Model: ...
+
+
+def learner_applies(learner: Learner, task: Task) -> tuple[bool, str]:
+    """Whether ``learner`` can learn ``task`` at all, and if not why (one line, for the skip record).
+
+    Learners without an ``applies`` method apply to every task. A learner that cannot apply (a
+    GraphLog-only GNN on an IGGP game) says so here, so its job is recorded as ``skipped`` with the
+    reason rather than failing inside ``fit`` as an error.
+    """
+    check = getattr(learner, "applies", None)
+    if check is None:
+        return True, ""
+    ok, reason = check(task)
+    return bool(ok), "" if ok else str(reason or f"{learner.name} does not apply to {task.name}")
 
 
 @dataclass(frozen=True)
@@ -99,10 +128,56 @@ class LearnerSpec:
     resources: dict[str, float] = field(default_factory=lambda: {"num_cpus": 1})
     example: str = ""
     testing: bool = False
+    symbolic: bool = False
+    types: dict[str, Callable[[str], Any]] = field(default_factory=dict)
+    origin: str = ""
 
     def match(self, name: str) -> dict[str, str] | None:
+        """The name's parameters as written (strings; None for an absent optional group)."""
         m = re.fullmatch(self.pattern, name)
         return None if m is None else m.groupdict()
+
+    def typed(self, params: Mapping[str, str | None]) -> dict[str, Any]:
+        """The parameters as the factory's keyword arguments, converted to its annotated types.
+
+        An absent optional group is left out, so the factory's own default applies.
+        """
+        out = {}
+        for key, text in params.items():
+            if text is None:
+                continue
+            convert = self.types.get(key, str)
+            try:
+                out[key] = convert(text)
+            except ValueError as e:
+                raise UnknownLearner(f"learner parameter {key}={text!r}: {e}") from None
+        return out
+
+
+def _flag(text: str) -> bool:
+    """A bool name parameter: the group matched (``aspal_soft``), so it is on."""
+    return bool(text)
+
+
+_CONVERTERS: dict[Any, Callable[[str], Any]] = {int: int, float: float, bool: _flag, str: str}
+
+
+def _param_types(factory: Callable[..., Any], pattern: str) -> dict[str, Callable[[str], Any]]:
+    """Converters for the pattern's named groups, from the factory's annotations (``k: int``).
+
+    ``int | None`` and ``Optional[int]`` convert like ``int``; an unannotated parameter stays str.
+    """
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 (annotations that do not resolve: fall back to strings)
+        hints = {}
+    out = {}
+    for group in re.compile(pattern).groupindex:
+        hint = hints.get(group, str)
+        args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+        out[group] = _CONVERTERS.get(args[0], str)
+    return out
 
 
 _REGISTRY: dict[str, LearnerSpec] = {}
@@ -116,18 +191,22 @@ def register(
     resources: dict[str, float] | None = None,
     example: str = "",
     testing: bool = False,
+    symbolic: bool = False,
 ) -> Callable[[Callable[..., Learner]], Callable[..., Learner]]:
     """Class/function decorator: make a learner family available by name.
 
-    ``pattern`` is a full-match regular expression; its named groups are passed to the factory as
-    string keyword arguments (the factory converts them). ``testing`` marks learners that exist to
-    test the orchestrator (they stay usable, but listings leave them out).
+    ``pattern`` is a full-match regular expression; its named groups become the factory's keyword
+    arguments, converted to the types the factory annotates (``int``, ``float``, ``bool`` for a
+    flag group, else ``str``); a group that did not match is left out. ``testing`` marks learners
+    that exist to test the orchestrator (they stay usable, but listings leave them out).
+    ``symbolic``: the family's models give rules (``Model.rules()``), stored as ``program``.
     """
 
     def deco(factory: Callable[..., Learner]) -> Callable[..., Learner]:
         _REGISTRY[pattern] = LearnerSpec(
-            pattern, factory, description, params, resources or {"num_cpus": 1}, example or pattern, testing
-        )
+            pattern, factory, description, params, resources or {"num_cpus": 1}, example or pattern,
+            testing, symbolic, _param_types(factory, pattern), getattr(factory, "__module__", ""),
+        )  # fmt: skip
         return factory
 
     return deco
@@ -138,9 +217,39 @@ class UnknownLearner(KeyError):
         return str(self.args[0])
 
 
+ENTRY_POINT_GROUP = "orch.learners"
+"""Entry-point group of third-party learner families: each entry point names a module to import."""
+
+_plugins: dict[str, str] | None = None  # entry point name -> module, once loaded
+
+
 def _load_plugins() -> None:
     """Import the learner modules so that they register themselves (cheap: no torch at import)."""
-    import learners  # noqa: F401  (learners/__init__.py imports every learner module)
+    import learners  # noqa: F401  (learners/__init__.py imports every built-in learner module)
+
+    if _plugins is None:
+        load_entry_points()
+
+
+def load_entry_points() -> dict[str, str]:
+    """Import every ``orch.learners`` entry point (again: for packages installed since); a plugin
+    that fails to import is skipped with a warning naming it, never taking orch down with it."""
+    global _plugins
+    from importlib.metadata import entry_points
+
+    loaded: dict[str, str] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            ep.load()
+        except Exception as e:  # noqa: BLE001 (somebody else's package: report, carry on)
+            warnings.warn(
+                f"learner plugin {ep.name!r} ({ep.value}) failed to load: {type(e).__name__}: {e}",
+                stacklevel=2,
+            )
+            continue
+        loaded[ep.name] = ep.value
+    _plugins = loaded
+    return loaded
 
 
 def spec_for(name: str) -> tuple[LearnerSpec, dict[str, str]]:
@@ -154,9 +263,9 @@ def spec_for(name: str) -> tuple[LearnerSpec, dict[str, str]]:
 
 
 def make_learner(name: str) -> Learner:
-    """Instantiate a learner by registry name, e.g. ``make_learner("knn5")``."""
+    """Instantiate a learner by registry name, e.g. ``make_learner("knn5")`` (the factory gets ``k=5``)."""
     spec, params = spec_for(name)
-    learner = spec.factory(**params)
+    learner = spec.factory(**spec.typed(params))
     learner.name = name
     return learner
 
@@ -168,6 +277,7 @@ def registered(include_testing: bool = False) -> list[LearnerSpec]:
 
 
 def learner_params(name: str) -> dict[str, Any]:
-    """The parameters encoded in a learner name (for the results store's ``params`` column)."""
+    """The parameters encoded in a learner name, as written (for the results store's ``params``
+    column and so for job ids, which must not change when a factory's types do)."""
     _, params = spec_for(name)
     return dict(params)

@@ -221,7 +221,7 @@ def fit_knn(task: Task, k: int) -> KNNModel:
 class KNNLearner:
     name = "knn"
 
-    def __init__(self, k: str | int = 5) -> None:
+    def __init__(self, k: int = 5) -> None:
         self.k = int(k)
         if self.k < 1:
             raise ValueError(f"knn needs k >= 1, got {self.k}")

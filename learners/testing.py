@@ -63,8 +63,8 @@ class NoopLearner(_TestLearner):
     testing=True,
 )
 class SleepLearner(_TestLearner):
-    def __init__(self, seconds: str) -> None:
-        self.seconds = float(seconds)
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
         model = NothingModel()

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from orchestrator.storage.schema import COUNT_COLUMNS
+from orchestrator.storage.schema import COUNT_COLUMNS, ResultRow, result_row
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-def row(job_id: str, attempt: int = 1, status: str = "ok", **kw) -> dict:
-    """A complete, plausible result row."""
+def row(job_id: str, attempt: int = 1, status: str = "ok", **kw) -> ResultRow:
+    """A complete, plausible result row, built by the one row constructor."""
+    return result_row(**raw_row(job_id, attempt, status, **kw))
+
+
+def raw_row(job_id: str, attempt: int = 1, status: str = "ok", **kw) -> dict:
+    """The same as a plain dict, unchecked: what a library user may hand the store directly."""
     base = {
         "sweep": "s1",
         "job_id": job_id,
@@ -32,7 +37,8 @@ def row(job_id: str, attempt: int = 1, status: str = "ok", **kw) -> dict:
         "node": "10.0.0.1",
         "started": T0,
         "finished": T0 + dt.timedelta(seconds=attempt),
-        "model": "next_value(X) :- true_value(X).",
+        "program": "next_value(X) :- true_value(X).",
+        "description": "1 rule",
         "extra": {"curve": [0.5, 0.75]},
     }
     return {**base, **kw}

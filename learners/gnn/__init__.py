@@ -26,7 +26,7 @@ GPU_PREFERRED: dict[str, float] = {"num_cpus": 1, "num_gpus": 1}
     resources=GPU_PREFERRED,
     example="gnn-gat-egat",
 )
-def graphlog_gnn(model: str, dim: str | None = None, epochs: str | None = None):
+def graphlog_gnn(model: str, dim: int | None = None, epochs: int | None = None):
     from learners.gnn.graphlog_learner import GraphLogGNNLearner
 
     return GraphLogGNNLearner(model, dim, epochs)
@@ -40,7 +40,7 @@ def graphlog_gnn(model: str, dim: str | None = None, epochs: str | None = None):
     resources=GPU_PREFERRED,
     example="gnn-iggp",
 )
-def iggp_gnn(dim: str | None = None, epochs: str | None = None):
+def iggp_gnn(dim: int | None = None, epochs: int | None = None):
     from learners.gnn.iggp import IGGPGNNLearner
 
     return IGGPGNNLearner(dim, epochs)

@@ -75,11 +75,22 @@ def _world_graph(task: Task) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
 class GraphLogGNNLearner:
     name = "gnn"
 
-    def __init__(self, model: str, dim: str | None = None, epochs: str | None = None):
+    def __init__(self, model: str, dim: int | None = None, epochs: int | None = None):
         self.model = model  # <rep>-<comp>[-bi][-rand]: see learners.gnn.modules.parse_model
-        self.dim = int(dim) if dim else 64
-        self.epochs = int(epochs) if epochs else 500
+        self.dim = int(dim) if dim is not None else 64
+        self.epochs = int(epochs) if epochs is not None else 500
         self.seed: int | None = None  # None: drawn per job (learners.gnn.train.job_seed)
+
+    def applies(self, task: Task) -> tuple[bool, str]:
+        """GraphLog tasks only: the network reads query graphs, which other tasks do not encode."""
+        from tasks.graphlog.as_task import TARGET
+
+        if task.target == TARGET:
+            return True, ""
+        return (
+            False,
+            f"{self.name} learns GraphLog tasks only (target {TARGET!r}), not {task.game}/{task.target}",
+        )
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> GraphLogGNNModel:
         from learners.gnn.data import WorldData

@@ -221,9 +221,9 @@ class IGGPGNNModel:
 class IGGPGNNLearner:
     name = "gnn-iggp"
 
-    def __init__(self, dim: str | None = None, epochs: str | None = None):
-        self.dim = int(dim) if dim else 32
-        self.epochs = int(epochs) if epochs else 100
+    def __init__(self, dim: int | None = None, epochs: int | None = None):
+        self.dim = int(dim) if dim is not None else 32
+        self.epochs = int(epochs) if epochs is not None else 100
         self.layers = 2
         self.batch_size = 32
         self.seed: int | None = None  # None: drawn per job (learners.gnn.train.job_seed)

@@ -8,12 +8,14 @@
   world, accuracy on every world seen so far -- the forgetting curve.
 
 Every row names the setup, model, world(s) and seed, so rows from many runs share one table.
+Each setup hands every row to ``report`` as soon as it is made, so a run stopped from outside (the
+orchestrator's hard deadline) still has the rows of the worlds it finished.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -50,10 +52,27 @@ def _base(setup: str, cfg: NetConfig, tcfg: TrainConfig) -> dict:
     }
 
 
+Report = Callable[[dict], None]
+
+
+class _Rows(list):
+    """The rows of a run; each appended row is also reported at once."""
+
+    def __init__(self, report: Report | None) -> None:
+        super().__init__()
+        self.report = report
+
+    def append(self, row: dict) -> None:
+        super().append(row)
+        if self.report is not None:
+            self.report(row)
+
+
 def supervised(
-    worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None
-) -> list[dict]:
-    rows = []
+    worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None,
+    report: Report | None = None,
+) -> list[dict]:  # fmt: skip
+    rows = _Rows(report)
     for w in worlds:
         net = _net(cfg)
         hist = fit(net, [w], tcfg, Budget(budget_s))
@@ -75,11 +94,13 @@ def supervised(
 
 
 def multitask(
-    worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None
-) -> list[dict]:
+    worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None,
+    report: Report | None = None,
+) -> list[dict]:  # fmt: skip
     net = _net(cfg)
     hist = fit(net, worlds, replace(tcfg, schedule=False), Budget(budget_s), sample_world_per_epoch=True)
-    return [
+    rows = _Rows(report)
+    for row in [
         {
             **_base("multitask", cfg, tcfg),
             "world": w.name,
@@ -90,17 +111,19 @@ def multitask(
             "timeout": hist.stopped_by_budget,
         }
         for w in worlds
-    ]
+    ]:
+        rows.append(row)
+    return rows
 
 
 def kshot(
     pretrain: list[WorldData], heldout: list[WorldData], cfg: NetConfig, tcfg: TrainConfig,
-    shots: Sequence[int] = (0, 5, 10, 20, 40), budget_s: float | None = None,
+    shots: Sequence[int] = (0, 5, 10, 20, 40), budget_s: float | None = None, report: Report | None = None,
 ) -> list[dict]:  # fmt: skip
     budget = Budget(budget_s)
     net = _net(cfg)
     hist = fit(net, pretrain, replace(tcfg, schedule=False), budget, sample_world_per_epoch=True)
-    rows = []
+    rows = _Rows(report)
     for w in heldout:
         adapted = clone(net)
         opt = make_optimizer(adapted, tcfg)
@@ -128,11 +151,12 @@ def kshot(
 
 
 def continual(
-    worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None
-) -> list[dict]:
+    worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None,
+    report: Report | None = None,
+) -> list[dict]:  # fmt: skip
     net = _net(cfg)
     budget = Budget(budget_s)
-    rows = []
+    rows = _Rows(report)
     for i, w in enumerate(worlds):
         # One optimizer per world, as when a new task arrives; no learning-rate schedule (E.2).
         hist = fit(net, [w], replace(tcfg, schedule=False), budget)
@@ -154,15 +178,18 @@ def continual(
 
 def run(
     setup: str, worlds: list[WorldData], cfg: NetConfig, tcfg: TrainConfig, budget_s: float | None = None,
-    heldout: Sequence[WorldData] = (), shots: Sequence[int] = (0, 5, 10, 20, 40),
+    heldout: Sequence[WorldData] = (), shots: Sequence[int] = (0, 5, 10, 20, 40), report: Report | None = None,
 ) -> list[dict]:  # fmt: skip
-    """One setup by name; ``kshot`` pre-trains on ``worlds`` and adapts to ``heldout`` at ``shots``."""
+    """One setup by name; ``kshot`` pre-trains on ``worlds`` and adapts to ``heldout`` at ``shots``.
+
+    ``report(row)`` sees each row as soon as it is made (the returned list has them all).
+    """
     if setup == "kshot":
-        return kshot(worlds, list(heldout), cfg, tcfg, list(shots), budget_s)
+        return list(kshot(worlds, list(heldout), cfg, tcfg, list(shots), budget_s, report))
     by_name = {"supervised": supervised, "multitask": multitask, "continual": continual}
     if setup not in by_name:
         raise ValueError(f"unknown setup {setup!r}: expected one of {', '.join(SETUPS)}")
-    return by_name[setup](worlds, cfg, tcfg, budget_s)
+    return list(by_name[setup](worlds, cfg, tcfg, budget_s, report))
 
 
 def forgetting_curve(rows: list[dict]) -> list[dict]:

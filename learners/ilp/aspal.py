@@ -272,8 +272,8 @@ class AspalLearner:
 
     name = "aspal"
 
-    def __init__(self, max_body: str | int | None = None, soft: str | None = None) -> None:
-        self.settings = Settings(max_body=int(max_body)) if max_body else Settings()
+    def __init__(self, max_body: int | None = None, soft: bool = False) -> None:
+        self.settings = Settings(max_body=int(max_body)) if max_body is not None else Settings()
         self.soft = bool(soft)
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> RuleModel:
@@ -374,6 +374,7 @@ class AspalLearner:
     params="max_body (digit, default 5); _soft: uncovered examples cost 1 instead of being forbidden",
     resources={"num_cpus": 1},
     example="aspal",
+    symbolic=True,
 )
-def make_aspal(max_body: str | None = None, soft: str | None = None) -> AspalLearner:
+def make_aspal(max_body: int | None = None, soft: bool = False) -> AspalLearner:
     return AspalLearner(max_body, soft)

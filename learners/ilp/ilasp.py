@@ -364,7 +364,8 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
     "(falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3)",
     example="ilasp",
+    symbolic=True,
 )
-def make_ilasp(max_body: str | None = None) -> IlaspLearner:
-    settings = Settings() if max_body is None else Settings(max_body=int(max_body))
+def make_ilasp(max_body: int | None = None) -> IlaspLearner:
+    settings = Settings() if max_body is None else Settings(max_body=max_body)
     return IlaspLearner(settings)

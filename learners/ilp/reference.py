@@ -206,6 +206,7 @@ def _train_errors(model: RuleModel, task: Task) -> int:
     params="none",
     resources={"num_cpus": 1},
     example="reference",
+    symbolic=True,
 )
 class ReferenceLearner:
     name = "reference"

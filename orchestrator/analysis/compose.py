@@ -35,7 +35,7 @@ def score_composed(store: ResultStore, dataset: str | None = None, split: str = 
     out: list[dict] = []
     sources: dict[str, object] = {}
     for key, members in stored_runs(store, keep).items():
-        models = [m for r in members if (m := rule_model(r["model"], r["learner"])) is not None]
+        models = [m for r in members if (m := rule_model(r["program"], r["learner"])) is not None]
         if not models:
             continue  # KNN, GNNs: their stored models are descriptions
         run = dict(zip(RUN, key, strict=True))

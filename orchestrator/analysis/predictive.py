@@ -16,7 +16,7 @@ the GDL rules on every example.
   reference code behaves). Macro-averaged over the actions that occur (in M or in E): an action
   that neither side ever takes would add a vacuous P = R = 1.
 
-Only rule-based learners (a ``model`` with rules in the store) are scored here: their rules are
+Only rule-based learners (a ``program`` in the store) are scored here: their rules are
 re-evaluated on the test backgrounds through the one symbolic evaluation path.
 """
 
@@ -175,19 +175,24 @@ def predictive_power(
 
 # --- over a results store ------------------------------------------------------------------------
 
-PREDICTIVE_DIR = "predictive"
+PREDICTIVE = "predictive"
+"""The store's analysis table of this module (``orchestrator.storage.schema.PREDICTIVE_SCHEMA``)."""
 
 
-def rule_model(text: str | None, name: str):
-    """A RuleModel for stored rules, or None when the stored text is a description, not rules."""
+def rule_model(program: str | None, name: str):
+    """A RuleModel for a stored ``program`` column, or None when the model has no rules.
+
+    No guessing: the store keeps rules and descriptions in separate columns, so a program that
+    clingo rejects is an error, not a sign that the text was a description.
+    """
     from learners.ilp.evaluate import RuleModel
 
-    if not text or not text.strip():
-        return RuleModel("", name=name)  # the empty program (nothing holds)
-    try:
-        return RuleModel(text, name=name)
-    except Exception:  # noqa: BLE001 (a non-symbolic model's description is not a program)
+    if program is None:
         return None
+    try:
+        return RuleModel(program, name=name)  # "" is the empty program (nothing holds)
+    except Exception as e:  # noqa: BLE001 (re-raised with what it is about)
+        raise ValueError(f"the stored program of {name} is not a clingo program: {e}") from e
 
 
 RUN = ("sweep", "dataset", "game", "learner", "seed", "repeat")
@@ -196,7 +201,7 @@ RUN = ("sweep", "dataset", "game", "learner", "seed", "repeat")
 
 def stored_runs(store, keep) -> dict[tuple, list[dict]]:
     """The store's latest scored job rows for which ``keep(row)`` holds, grouped by :data:`RUN`."""
-    rows = store.latest([*RUN, "target", "predicate", "status", "model"]).to_pylist()
+    rows = store.latest([*RUN, "target", "predicate", "status", "program"]).to_pylist()
     runs: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
         if r["status"] in FINAL_STATUSES and keep(r):
@@ -226,7 +231,7 @@ def score_store(store, dataset: str | None = None, split: str = "test") -> list[
     for key, rows in stored_runs(store, lambda r: r["target"] in ("legal", "next")).items():
         run = dict(zip(RUN, key, strict=True))
         learner, game = run["learner"], run["game"]
-        models = {t: [r["model"] for r in rows if r["target"] == t] for t in ("legal", "next")}
+        models = {t: [r["program"] for r in rows if r["target"] == t] for t in ("legal", "next")}
         if not models["legal"] or not models["next"]:
             continue
         parts = {t: [rule_model(m, f"{learner} {t}") for m in models[t]] for t in ("legal", "next")}
@@ -243,20 +248,14 @@ def score_store(store, dataset: str | None = None, split: str = "test") -> list[
 
 
 def write_predictive(store, rows: list[dict]) -> str | None:
-    """Store predictive-power rows as one Parquet file under ``predictive/`` (atomic, data only)."""
-    import pyarrow as pa
-
-    if not rows:
-        return None
-    return store._put(pa.Table.from_pylist(rows), PREDICTIVE_DIR, "predictive")
+    """Store predictive-power rows in the store's versioned ``predictive`` table (atomic, data only)."""
+    return store.write_analysis(PREDICTIVE, rows)
 
 
 def read_predictive(store) -> list[dict]:
-    """Every stored predictive-power row, the newest per run."""
-    import pyarrow.parquet as pq
-
+    """Every stored predictive-power row, the newest per run (older stores' ``predictive/`` too)."""
     latest: dict[tuple, dict] = {}
-    for path in store.files(PREDICTIVE_DIR):
-        for r in pq.read_table(path, filesystem=store.fs).to_pylist():
-            latest[tuple(r[k] for k in RUN)] = r
+    for r in store.read_analysis(PREDICTIVE).to_pylist():
+        r.pop("schema_version", None)
+        latest[tuple(r[k] for k in RUN)] = r
     return list(latest.values())

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import pyarrow.compute as pc
 
 from learners.metrics import Counts, pool
-from orchestrator.storage.schema import FINAL_STATUSES
+from orchestrator.storage.schema import FINAL_STATUSES, GRAPHLOG_TARGET_PREFIX, NOT_APPLICABLE
 from orchestrator.storage.store import ResultStore, StoreError
 
 TABLES = ("learner", "target", "game", "task")
@@ -110,6 +110,10 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     counts = [f"{split}_{c}" for c in ("tp", "fp", "tn", "fn")]
     rows = store.latest([*_ROW_COLUMNS, *counts])
     manifests = store.manifests()
+    # GraphLog setup jobs (orch graphlog sweep) score worlds, not tasks: `orch graphlog results`.
+    rows = rows.filter(pc.invert(pc.starts_with(rows["target"], GRAPHLOG_TARGET_PREFIX)))
+    if manifests.num_rows:
+        manifests = manifests.filter(pc.invert(pc.starts_with(manifests["target"], GRAPHLOG_TARGET_PREFIX)))
     if sweep is not None:
         planned = manifests.filter(pc.field("sweep") == sweep)
         manifests = planned
@@ -128,8 +132,12 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
         budgets[r["learner"]].add(r["budget_s"])
 
     scores: dict[tuple, TaskScore] = {}
+    not_applicable = set()  # (label, game, target): the learner said it does not apply to the task
     for r in records:
         label = _label(r["learner"], r["budget_s"], budgets)
+        if r["status"] == NOT_APPLICABLE:
+            not_applicable.add((label, r["game"], r["target"]))
+            continue
         score = scores.setdefault((label, r["game"], r["target"]), TaskScore(label, r["game"], r["target"]))
         run = score.runs.setdefault((r["seed"], r["repeat"]), {})
         score.datasets.add(r["dataset_fingerprint"])
@@ -141,7 +149,8 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     # A learner that never ran some task of the sweep has an incomplete (missing) task there.
     for label in {s.learner for s in scores.values()}:
         for game, target in predicates:
-            scores.setdefault((label, game, target), TaskScore(label, game, target))
+            if (label, game, target) not in not_applicable:
+                scores.setdefault((label, game, target), TaskScore(label, game, target))
     return sorted(
         scores.values(), key=lambda s: (s.learner, s.game, TARGET_ORDER.get(s.target, 9), s.target)
     ), predicates

@@ -293,10 +293,10 @@ def sweep_cmd(
     batch_size: int = typer.Option(32, help="Graphs per batch."),
     budget: float | None = budget_option(
         "none",
-        "Wall-clock limit per job (e.g. 10m, or none); a spent budget is status timeout, "
-        "scored with the best-validation model.",
+        "Hard wall-clock limit per job (e.g. 10m, or none): at the budget the setup scores its "
+        "best-validation model (status timeout); a job still running 600 s later is killed.",
     ),
-    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (rows go under graphlog/)."),
+    store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (one row per job, as orch run)."),
     address: str | None = typer.Option(
         None, "--address", help="A Ray cluster (default: a private local Ray)."
     ),
@@ -308,7 +308,8 @@ def sweep_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print rows and summary as JSON, no progress."),
 ) -> None:
     """Run GraphLog setups x models x seeds as Ray jobs into the store; rerunning resumes."""
-    from orchestrator.graphlog.sweep import SweepSpec, run_graphlog_sweep, stored_rows, summarize
+    from orchestrator.graphlog.runner import run_graphlog_sweep
+    from orchestrator.graphlog.sweep import SweepSpec, planned_ids, stored_rows, summarize
     from orchestrator.scheduling.progress import make_progress
     from orchestrator.scheduling.raysession import SchedulerError
     from orchestrator.scheduling.sweep import SweepError
@@ -323,7 +324,7 @@ def sweep_cmd(
         results = ResultStore(store)
         jobs, result = run_graphlog_sweep(spec, results, rerun=rerun, address=address, num_cpus=num_cpus,
                                           max_retries=max_retries, progress=make_progress(as_json))  # fmt: skip
-        rows = stored_rows(results, {j.job_id for j in jobs})
+        rows = stored_rows(results, planned_ids(jobs))
     except (SweepError, SchedulerError, StoreError) as e:
         raise _fail(str(e)) from None
     summary = summarize(rows)

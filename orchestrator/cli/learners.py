@@ -180,7 +180,7 @@ def learn(
     The learner runs in a child process that is stopped at the budget, as every job of `orch run`
     is; a stopped learner is scored with the last model it reported.
     """
-    from learners.base import UnknownLearner, make_learner
+    from learners.base import UnknownLearner, learner_applies, make_learner
     from learners.metrics import evaluate, pool
 
     try:
@@ -191,6 +191,9 @@ def learn(
         raise _fail(f"learner {learner!r}: {e}") from None
     seconds = budget
     task = _load_task(dataset, game, target, predicate)
+    applies, why = learner_applies(make_learner(learner), task)
+    if not applies:
+        raise _fail(f"{learner} does not apply to {task.name}: {why}", code=1)
     model, status, reports, learn_s = _fit(learner, task, seconds)
     started = time.monotonic()
     results = evaluate(model, task, ("validate", "test"))

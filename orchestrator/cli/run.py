@@ -136,8 +136,12 @@ def run(
         out = {"sweep": name, "store": scrub(store), "planned": result.planned, "skipped": result.skipped,
                "finished": result.finished, "statuses": result.statuses, "wall_s": round(result.wall_s, 3),
                "job_seconds": round(result.job_seconds, 3), "retried": result.retried,
-               "lost_actors": result.lost_actors, "interrupted": result.interrupted}  # fmt: skip
+               "lost_actors": result.lost_actors, "interrupted": result.interrupted,
+               "not_applicable": result.not_applicable}  # fmt: skip
         typer.echo(json.dumps(out, indent=2))
+    else:
+        for learner, seen in sorted(result.not_applicable.items()):
+            typer.echo(f"{learner}: {seen['jobs']} job(s) not applicable (e.g. {seen['reason']})")
     if result.interrupted:
         raise typer.Exit(130)
 

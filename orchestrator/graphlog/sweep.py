@@ -1,89 +1,75 @@
-"""GraphLog setups as resumable Ray sweeps (``orch graphlog sweep`` / ``orch graphlog results``).
+"""GraphLog setups as resumable sweeps (``orch graphlog sweep`` / ``orch graphlog results``).
 
 Why this shape:
 
 * ``orch graphlog train`` runs one setup in one process (the quick path). A sweep runs the same
-  setups (:mod:`learners.gnn.setups`) over models x seeds (x worlds) as Ray tasks, so they spread
-  over a cluster and use a GPU where the cluster has one (the learner code picks CUDA when the
-  task sees a GPU; the seeds make a run repeatable either way).
+  setups (:mod:`learners.gnn.setups`) over models x seeds (x worlds) as jobs of the one scheduler
+  (:func:`orchestrator.scheduling.scheduler.run_sweep`): the same :class:`orchestrator.scheduling.sweep.Job`, id scheme,
+  Ray actors, retries, resume, manifests and ``orch status`` as ``orch run``. Only the actor's body
+  differs (:mod:`orchestrator.graphlog.runner`), and it runs each job under the same hard-budget
+  supervisor as IGGP jobs (:func:`orchestrator.scheduling.worker.run_supervised`).
 * Jobs: supervised is one job per (model, seed, world); multitask, kshot and continual are one
-  job per (model, seed) over the world list. A job id hashes what determines the job's result:
-  the content fingerprints of the worlds it reads (a regenerated suite gets new ids, a moved one
-  keeps them) and the settings its setup uses (held-out worlds and shots only for kshot, so a new
-  ``--shots`` does not rerun supervised jobs).
-* Resume: the driver stores a job's rows as soon as the job finishes, one atomic Parquet file per
-  job under ``graphlog/`` in the results store (the mechanism ``predictive/`` uses). Stored jobs
-  are skipped. ``--rerun`` runs them again and *appends* a newer file; every read keeps only each
-  job's latest file, so no job is ever counted twice.
-* Failures stay per job: an exception is status "error" (the message names the job), a worker
-  that dies beyond Ray's retries is "killed", a spent budget is "timeout" (the setups check the
-  budget every batch and score the best-validation weights, so the metrics are real, not zeros).
-* One row schema for every setup (metrics a setup lacks are null, curves JSON text), so files of
-  all setups and runs read as one table.
+  job per (model, seed) over the world list. As a :class:`~orchestrator.scheduling.sweep.Job`: ``target`` is
+  ``graphlog-<setup>`` (:data:`TARGET_PREFIX`; reports of IGGP-style tasks leave these out),
+  ``predicate`` the setup, ``game`` a short label of the worlds, ``learner`` ``gnn-<model>``,
+  ``params`` (JSON) everything else the setup reads (worlds, held-out worlds, shots, epochs, ...),
+  ``dataset_fingerprint`` a hash of the content fingerprints of the worlds it reads (a regenerated
+  suite gets new ids, a moved one keeps them). ``--shots`` is in the params of kshot jobs only,
+  so a new ``--shots`` does not rerun supervised jobs.
+* One row per job in the results table (store schema version 2); the per-world scores the setup
+  produced are in that row's ``extra`` as ``{"graphlog": [rows]}`` (:data:`DETAIL_COLUMNS`), so
+  :func:`stored_rows` gives the same per-world rows as before.
+* Budgets are hard: the setup stops itself at the budget and scores its best-validation model
+  (cooperative, so the scores are real); if it is not done by the budget plus the scoring
+  allowance (``SweepOptions.eval_timeout_s``), its process is killed and the job is ``timeout``
+  with the rows it had reported by then. An unlimited budget (``--budget 0``) is stored as inf.
+* Stores written before version 2 kept GraphLog rows under ``graphlog/`` with other job ids; they
+  are still read (:func:`stored_rows`), and a job stored there counts as done when resuming.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import math
-import time
-import traceback
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from orchestrator.graphlog.kshot import KShotError, kshot_worlds
-from orchestrator.scheduling.raysession import ray_session
-from orchestrator.scheduling.scheduler import SilentProgress, SweepResult, stop_on_signals
-from orchestrator.scheduling.sweep import SweepError
-from orchestrator.storage.schema import FINAL_STATUSES
+from orchestrator.scheduling.sweep import Job, SweepError, job_id
+from orchestrator.storage.schema import FINAL_STATUSES, GRAPHLOG_TARGET_PREFIX
 from orchestrator.storage.store import ResultStore, StoreError, scrub
 
 SETUPS = ("supervised", "multitask", "kshot", "continual")  # = learners.gnn.setups.SETUPS (no torch here)
-GRAPHLOG_DIR = "graphlog"
+TARGET_PREFIX = GRAPHLOG_TARGET_PREFIX
+"""``Job.target`` of a GraphLog setup job: ``graphlog-<setup>``."""
+LEGACY_DIR = "graphlog"
+"""Where stores before schema version 2 kept GraphLog rows (unversioned, one file per job)."""
 
-SCHEMA = pa.schema(
-    [
-        ("job_id", pa.string()),
-        ("setup", pa.string()),
-        ("model", pa.string()),
-        ("seed", pa.int64()),
-        ("worlds", pa.string()),  # the job's world list, comma-separated (kshot: the pre-training worlds)
-        ("heldout", pa.string()),  # kshot: the held-out worlds, comma-separated
-        ("world", pa.string()),  # the world this row scores
-        ("k", pa.int64()),  # kshot: adaptation steps
-        ("step", pa.int64()),  # continual: index of the world just trained
-        ("trained_world", pa.string()),  # continual: that world
-        ("current", pa.bool_()),  # continual: world == trained_world
-        ("train_acc", pa.float64()),
-        ("valid_acc", pa.float64()),
-        ("test_acc", pa.float64()),
-        ("best_epoch", pa.int64()),
-        ("epochs_run", pa.int64()),
-        ("train_s", pa.float64()),  # training seconds (kshot: adaptation seconds up to k)
-        ("status", pa.string()),
-        ("error", pa.string()),
-        ("seconds", pa.float64()),  # the job's wall time on its worker, loading included
-        ("device", pa.string()),
-        ("loss_curve", pa.string()),  # JSON list, per epoch (supervised)
-        ("forgetting_curve", pa.string()),  # JSON list, per step (continual)
-        ("epochs", pa.int64()),
-        ("dim", pa.int64()),
-        ("dropout", pa.float64()),
-        ("batch_size", pa.int64()),
-        ("budget_s", pa.float64()),
-        ("suite", pa.string()),
-        ("finished", pa.timestamp("us", tz="UTC")),
-    ]
-)
+DETAIL_COLUMNS = (
+    "job_id", "setup", "model", "seed",
+    "worlds",  # the job's world list, comma-separated (kshot: the pre-training worlds)
+    "heldout",  # kshot: the held-out worlds, comma-separated
+    "world",  # the world this row scores
+    "k",  # kshot: adaptation steps
+    "step", "trained_world", "current",  # continual: index of the world just trained, it, world == it
+    "train_acc", "valid_acc", "test_acc", "best_epoch", "epochs_run",
+    "train_s",  # training seconds (kshot: adaptation seconds up to k)
+    "status", "error",
+    "seconds",  # the job's wall time on its worker, loading included
+    "device",
+    "loss_curve",  # JSON list, per epoch (supervised)
+    "forgetting_curve",  # JSON list, per step (continual)
+    "epochs", "dim", "dropout", "batch_size", "budget_s", "suite", "finished",
+)  # fmt: skip
+"""The keys of each per-world row (``stored_rows``), the same as the old ``graphlog/`` files'."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +92,7 @@ class SweepSpec:
 
 @dataclass(frozen=True)
 class GraphLogJob:
-    """One Ray task: one setup, model and seed over ``worlds`` (one world for supervised)."""
+    """What a GraphLog :class:`~orchestrator.scheduling.sweep.Job` asks for, decoded from its params."""
 
     job_id: str
     setup: str
@@ -119,13 +105,33 @@ class GraphLogJob:
     dim: int
     dropout: float
     batch_size: int
-    budget_s: float
+    budget_s: float  # inf: unlimited
+    directory: str
+    legacy_id: str = ""
+
+    @classmethod
+    def of(cls, job: Job) -> GraphLogJob:
+        p = json.loads(job.params)
+        return cls(
+            job.job_id, p["setup"], p["model"], job.seed, tuple(p["worlds"]), tuple(p.get("heldout", ())),
+            tuple(p.get("shots", ())), p["epochs"], p["dim"], p["dropout"], p["batch_size"], job.budget_s,
+            job.dataset.removeprefix("graphlog:"), p.get("legacy_id", ""),
+        )  # fmt: skip
+
+    @property
+    def cooperative_budget_s(self) -> float | None:
+        """The budget the setup checks itself (None: unlimited)."""
+        return None if math.isinf(self.budget_s) else self.budget_s
 
     def label(self) -> str:
         where = self.worlds[0] if len(self.worlds) == 1 else f"{len(self.worlds)} worlds"
         if self.heldout:
             where += f" -> {','.join(self.heldout)}"
         return f"{self.setup} {self.model} seed {self.seed} {where}"
+
+
+def is_graphlog_job(job: Job) -> bool:
+    return job.target.startswith(TARGET_PREFIX)
 
 
 # --- planning (on the driver, before Ray starts) ----------------------------------------------------
@@ -140,11 +146,20 @@ def _known(names: Sequence[str], suite_worlds: list[str], option: str) -> None:
         )
 
 
-def _job_id(key: dict) -> str:
+def legacy_job_id(key: dict) -> str:
+    """The id the same job had before store schema version 2 (its rows under ``graphlog/``)."""
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def plan_jobs(spec: SweepSpec) -> list[GraphLogJob]:
+def _world_list(text: str) -> str:
+    names = text.split(",")
+    if len(names) <= 4:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:6]  # two long lists never share a group
+    return f"{len(names)} worlds {names[0]}..{names[-1]} #{digest}"
+
+
+def plan_jobs(spec: SweepSpec) -> list[Job]:
     """Validate ``spec`` against the suite and expand it into jobs (names checked before Ray starts)."""
     from tasks.graphlog import GraphLogSource
 
@@ -190,10 +205,12 @@ def plan_jobs(spec: SweepSpec) -> list[GraphLogJob]:
                     raise SweepError(f"world {w}: cannot read its graphs: {e}") from None
         return [[w, prints[w]] for w in names]
 
+    directory = str(Path(spec.directory).resolve())
+    budget_s = float(spec.budget_s) or math.inf
     # v2: model names without -bi pass messages along edges only (v1 passed them both ways)
     common = {"v": 2, "epochs": int(spec.epochs), "dim": int(spec.dim), "dropout": float(spec.dropout),
-              "batch_size": int(spec.batch_size), "budget_s": float(spec.budget_s)}  # fmt: skip
-    jobs: dict[str, GraphLogJob] = {}
+              "batch_size": int(spec.batch_size)}  # fmt: skip
+    jobs: dict[str, Job] = {}
     for setup in spec.setups:
         held: list[str] = []
         groups = [[w] for w in worlds] if setup == "supervised" else [worlds]
@@ -208,105 +225,64 @@ def plan_jobs(spec: SweepSpec) -> list[GraphLogJob]:
         for model in spec.models:
             for seed in spec.seeds:
                 for group in groups:
-                    key = {**common, "setup": setup, "model": model, "seed": seed, "worlds": ident(group)}
+                    read = ident(group) + (ident(held) if setup == "kshot" else [])
+                    key = {**common, "budget_s": float(spec.budget_s), "setup": setup, "model": model,
+                           "seed": seed, "worlds": ident(group)}  # fmt: skip
+                    params = {**common, "setup": setup, "model": model, "worlds": group}
                     if setup == "kshot":
                         key |= {"heldout": ident(held), "shots": sorted(set(spec.shots))}
-                    job = GraphLogJob(
-                        _job_id(key), setup, model, seed, tuple(group), tuple(held),
-                        tuple(sorted(set(spec.shots))) if setup == "kshot" else (),
-                        spec.epochs, spec.dim, spec.dropout, spec.batch_size, spec.budget_s,
+                        params |= {"heldout": held, "shots": sorted(set(spec.shots))}
+                    params["legacy_id"] = legacy_job_id(key)
+                    text = json.dumps(params, sort_keys=True)
+                    fingerprint = hashlib.sha256(json.dumps(read).encode()).hexdigest()[:16]
+                    game = _world_list(",".join(group))
+                    target, learner = f"{TARGET_PREFIX}{setup}", f"gnn-{model}"
+                    ident_ = job_id(
+                        game=game, target=target, predicate=setup, learner=learner, params=text,
+                        dataset_fingerprint=fingerprint, seed=seed, repeat=0, budget_s=budget_s,
                     )  # fmt: skip
-                    jobs.setdefault(job.job_id, job)
+                    jobs.setdefault(
+                        ident_,
+                        Job(ident_, f"graphlog:{directory}", fingerprint, game, target, setup, learner, text,
+                            int(seed), 0, budget_s),
+                    )  # fmt: skip
     return list(jobs.values())
 
 
-# --- one job (in a Ray worker) ----------------------------------------------------------------------
+# --- rows -----------------------------------------------------------------------------------------
 
 
 def _clean(x: object) -> object:
-    """NaN as None, so Parquet and strict JSON agree."""
+    """NaN as None and numpy scalars as Python numbers, so JSON and Parquet agree."""
+    if isinstance(x, np.generic):
+        x = x.item()
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
-def _base_row(job: GraphLogJob, suite: str) -> dict:
+def _base_row(job: GraphLogJob) -> dict:
     return {
         "job_id": job.job_id, "setup": job.setup, "model": job.model, "seed": job.seed,
         "worlds": ",".join(job.worlds), "heldout": ",".join(job.heldout) or None,
         "world": job.worlds[0] if job.setup == "supervised" else None,
         "epochs": job.epochs, "dim": job.dim, "dropout": job.dropout, "batch_size": job.batch_size,
-        "budget_s": job.budget_s, "suite": suite,
+        "budget_s": 0.0 if math.isinf(job.budget_s) else job.budget_s, "suite": job.directory,
     }  # fmt: skip
 
 
-def failed_rows(
-    job: GraphLogJob, suite: str, status: str, error: str, seconds: float | None = None
-) -> list[dict]:
-    """The single row that records a job without results (error, killed)."""
-    return [{**_base_row(job, suite), "status": status, "error": error, "seconds": seconds}]
-
-
-def _setup_rows(directory: str, job: GraphLogJob) -> list[dict]:
-    from learners.gnn import setups
-    from learners.gnn.data import WorldData
-    from learners.gnn.modules import net_config
-    from learners.gnn.train import TrainConfig
-    from tasks.graphlog import GraphLogSource
-
-    suite = GraphLogSource(directory).suite
-
-    def load(names: Sequence[str]) -> list:
-        return [WorldData.of_world(suite.load(n)) for n in names]
-
-    cfg = net_config(job.model, dim=job.dim, seed=job.seed, dropout=job.dropout)
-    tcfg = TrainConfig(epochs=job.epochs, batch_size=job.batch_size, seed=job.seed)
-    return setups.run(
-        job.setup, load(job.worlds), cfg, tcfg, job.budget_s or None, load(job.heldout), job.shots
-    )
-
-
-def run_job(directory: str, job: GraphLogJob) -> list[dict]:
-    """Run one job where Ray placed it and return its rows; never raises (an error is a row)."""
-    t0 = time.perf_counter()
-    device = None
-    try:
-        import torch
-
-        from learners.gnn.train import pick_device
-
-        dev = pick_device()  # the GPU when Ray gave this task one (num_gpus), else the CPU
-        device = f"cuda ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else "cpu"
-        got = _setup_rows(directory, job)
-    except Exception as e:  # noqa: BLE001 (any failure is this job's, recorded with its traceback)
-        tail = "".join(traceback.format_exc().splitlines(keepends=True)[-12:])
-        message = f"job {job.job_id} ({job.label()}) failed: {type(e).__name__}: {e}\n{tail}"
-        return [
-            {**failed_rows(job, directory, "error", message, time.perf_counter() - t0)[0], "device": device}
-        ]
-    return _result_rows(job, directory, got, device, time.perf_counter() - t0)
-
-
-def _result_rows(
-    job: GraphLogJob, directory: str, got: list[dict], device: str, seconds: float
-) -> list[dict]:
-    """The setup's rows in the stored schema; the job's status is "timeout" if any part ran out."""
+def detail_rows(job: GraphLogJob, got: list[dict], status: str, error: str | None, device: str | None,
+                seconds: float | None) -> list[dict]:  # fmt: skip
+    """The setup's rows (``learners.gnn.setups``) as stored per-world rows (:data:`DETAIL_COLUMNS`)."""
     from learners.gnn.setups import forgetting_curve
 
-    timeout = any(r.get("timeout") for r in got)
-    error = None
-    if timeout:
-        error = (
-            f"budget of {job.budget_s:g}s ran out; scores are of the best-validation model so far "
-            "(the initial model if no epoch finished)"
-        )
     forgetting = None
-    if job.setup == "continual":
+    if job.setup == "continual" and got:
         forgetting = json.dumps([{k: _clean(v) for k, v in s.items()} for s in forgetting_curve(got)])
     rows = []
     for r in got:
         valid, best = r.get("valid_acc"), r.get("best_epoch")
         rows.append(
             {
-                **_base_row(job, directory),
+                **_base_row(job),
                 "world": r["world"],
                 "k": r.get("shots"),
                 "step": r.get("after"),
@@ -315,10 +291,10 @@ def _result_rows(
                 "train_acc": _clean(r.get("train_acc")),
                 "valid_acc": None if valid is None or valid < 0 else _clean(valid),  # -1: no epoch ended
                 "test_acc": _clean(r.get("test_acc")),
-                "best_epoch": None if best is None or best < 0 else best,
-                "epochs_run": r.get("epochs_run"),
-                "train_s": r.get("train_s", r.get("adapt_s")),
-                "status": "timeout" if timeout else "ok",
+                "best_epoch": None if best is None or best < 0 else _clean(best),
+                "epochs_run": _clean(r.get("epochs_run")),
+                "train_s": _clean(r.get("train_s", r.get("adapt_s"))),
+                "status": status,
                 "error": error,
                 "seconds": seconds,
                 "device": device,
@@ -329,118 +305,76 @@ def _result_rows(
     return rows
 
 
-# --- the store ----------------------------------------------------------------------------------------
+def _job_rows(row: dict) -> list[dict]:
+    """The per-world rows of one stored result row (a job without any: one row with its status)."""
+    job = GraphLogJob.of(_job_of(row))
+    extra = json.loads(row.get("extra") or "{}")
+    got = extra.get("graphlog") or [
+        {
+            **_base_row(job),
+            "status": row["status"],
+            "error": row.get("error"),
+            "seconds": row.get("learn_s"),
+            "device": extra.get("device"),
+        }  # fmt: skip
+    ]
+    return [{**dict.fromkeys(DETAIL_COLUMNS), **r, "finished": row["finished"]} for r in got]
 
 
-def write_rows(store: ResultStore, rows: list[dict]) -> str:
-    """One job's rows as one atomic Parquet file under ``graphlog/``, stamped ``finished`` now."""
-    now = dt.datetime.now(dt.UTC)
-    clean = [{**r, "finished": now, "error": scrub(r.get("error"))} for r in rows]
-    try:
-        table = pa.Table.from_pylist(clean, schema=SCHEMA)
-    except (pa.ArrowException, TypeError, ValueError) as e:
-        raise StoreError(f"graphlog rows of job {rows[0].get('job_id')!r} do not fit the schema: {e}") from e
-    return store._put(table, GRAPHLOG_DIR, "graphlog")
+def _job_of(row: dict) -> Job:
+    return Job(row["job_id"], row["dataset"], row["dataset_fingerprint"], row["game"], row["target"],
+               row["predicate"], row["learner"], row["params"], row["seed"], row["repeat"], row["budget_s"])  # fmt: skip
 
 
-def _read(store: ResultStore, path: str, columns: list[str] | None = None) -> pa.Table:
+def planned_ids(jobs: Sequence[Job]) -> set[str]:
+    """The ids of ``jobs`` for :func:`stored_rows`, old-scheme ids included."""
+    return {j.job_id for j in jobs} | {json.loads(j.params)["legacy_id"] for j in jobs}
+
+
+# --- the store ------------------------------------------------------------------------------------------
+
+
+def _legacy_files(store: ResultStore) -> list[str]:
+    return store.files(LEGACY_DIR)
+
+
+def _read_legacy(store: ResultStore, path: str, columns: list[str] | None = None) -> pa.Table:
     try:
         return pq.read_table(path, filesystem=store.fs, columns=columns)
     except (OSError, pa.ArrowException, KeyError) as e:
         raise StoreError(f"{path}: not a readable graphlog result file: {scrub(str(e))}") from e
 
 
-def stored_job_ids(store: ResultStore) -> set[str]:
-    """Ids of every job with stored rows (reads one column)."""
+def legacy_job_ids(store: ResultStore) -> set[str]:
+    """Ids (old scheme) of the jobs stored under ``graphlog/`` by orch before schema version 2."""
     return {
-        j for path in store.files(GRAPHLOG_DIR) for j in _read(store, path, ["job_id"])["job_id"].to_pylist()
+        j
+        for path in _legacy_files(store)
+        for j in _read_legacy(store, path, ["job_id"])["job_id"].to_pylist()
     }
 
 
 def stored_rows(store: ResultStore, job_ids: set[str] | None = None) -> list[dict]:
-    """Every job's rows from its latest file (files are named by write time); ``job_ids``: only those."""
-    latest: dict[str, list[dict]] = {}
-    for path in store.files(GRAPHLOG_DIR):
-        by_job: dict[str, list[dict]] = defaultdict(list)
-        for r in _read(store, path).select(SCHEMA.names).to_pylist():
-            if job_ids is None or r["job_id"] in job_ids:
-                by_job[r["job_id"]].append(r)
-        latest.update(by_job)
-    return [r for rows in latest.values() for r in rows]
+    """Every GraphLog job's per-world rows from its latest attempt; ``job_ids``: only those jobs.
 
-
-# --- the sweep ------------------------------------------------------------------------------------------
-
-
-def run_graphlog_sweep(
-    spec: SweepSpec,
-    store: ResultStore,
-    *,
-    rerun: bool = False,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    max_retries: int = 2,
-    progress=None,
-) -> tuple[list[GraphLogJob], SweepResult]:
-    """Plan ``spec``, run the jobs the store lacks (all with ``rerun``) on Ray, store rows as jobs end.
-
-    At most as many jobs are in flight as the cluster has slots (CPUs, or GPUs when it has any), so
-    the progress display's "running" is true and Ctrl-C cancels little. Ctrl-C (or SIGTERM) stops
-    cleanly: finished jobs are stored, the others are cancelled, and the same command resumes.
+    Rows of stores written before schema version 2 (``graphlog/``) are included unless the same
+    job (by its old id) has a newer row; their ``job_id`` is the old one.
     """
-    progress = progress or SilentProgress()
-    t0 = time.monotonic()
-    jobs = plan_jobs(spec)
-    directory = str(Path(spec.directory).resolve())
-    done = set() if rerun else stored_job_ids(store)
-    todo = [j for j in jobs if j.job_id not in done]
-    result = SweepResult(len(jobs), len(jobs) - len(todo), {}, 0.0, 0.0)
-    progress.begin(len(todo), result.skipped)
-    if todo:
-        with ray_session(address, num_cpus) as ray:
-            try:
-                with stop_on_signals() as stop:
-                    _run_on_ray(ray, todo, directory, store, max_retries, progress, result, stop)
-            except KeyboardInterrupt:
-                result.interrupted = True
-    result.wall_s = time.monotonic() - t0
-    progress.end(result)
-    return jobs, result
-
-
-def _run_on_ray(ray, todo, directory, store, max_retries, progress, result, stop) -> None:
-    """Keep the cluster's slots busy; store each job's rows the moment it ends (so a crash loses none)."""
-    resources = ray.cluster_resources()
-    gpus = resources.get("GPU", 0) > 0
-    remote = ray.remote(run_job).options(num_cpus=1, num_gpus=1 if gpus else 0, max_retries=max_retries)
-    slots = max(1, int(resources.get("GPU" if gpus else "CPU", 1)))
-    queue = list(todo)
-    pending: dict[Any, GraphLogJob] = {}
-    try:
-        while queue or pending:
-            if stop.is_set():
-                raise KeyboardInterrupt
-            while queue and len(pending) < slots:
-                job = queue.pop(0)
-                pending[remote.remote(directory, job)] = job
-                progress.running([job])
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
-            for ref in ready:
-                job = pending.pop(ref)
-                try:
-                    rows = ray.get(ref)
-                except ray.exceptions.RayError as e:  # the worker died, and so did every retry
-                    why = f"job {job.job_id} ({job.label()}): worker lost beyond {max_retries} retries: {type(e).__name__}: {e}"  # fmt: skip
-                    rows = failed_rows(job, directory, "killed", why)
-                write_rows(store, rows)
-                status = rows[0]["status"]
-                result.statuses[status] = result.statuses.get(status, 0) + 1
-                result.job_seconds += rows[0].get("seconds") or 0.0
-                progress.finished(job, {"status": status, "learn_s": rows[0].get("seconds")})
-            progress.tick()
-    finally:
-        for ref in pending:  # interrupted or failed: what still runs is dropped, not stored
-            ray.cancel(ref, force=True)
+    latest = store.latest(filter=pc.starts_with(pc.field("target"), TARGET_PREFIX)).to_pylist()
+    out: list[dict] = []
+    superseded: set[str] = set()
+    for row in latest:
+        superseded.add(json.loads(row["params"]).get("legacy_id", ""))
+        if job_ids is None or row["job_id"] in job_ids:
+            out.extend(_job_rows(row))
+    old: dict[str, list[dict]] = {}
+    for path in _legacy_files(store):
+        by_job: dict[str, list[dict]] = defaultdict(list)
+        for r in _read_legacy(store, path).to_pylist():
+            if r["job_id"] not in superseded and (job_ids is None or r["job_id"] in job_ids):
+                by_job[r["job_id"]].append({k: r.get(k) for k in DETAIL_COLUMNS})
+        old.update(by_job)  # files are named by write time: the latest file of a job wins
+    return out + [r for rows in old.values() for r in rows]
 
 
 # --- summaries ------------------------------------------------------------------------------------------
@@ -463,14 +397,6 @@ def display_rows(summary: dict) -> list[dict]:
                     "seeds": str(t["seeds"]), "test acc": acc,
                     "jobs": ", ".join(f"{s} {n}" for s, n in t["jobs"].items()), "settings": t["settings"]})  # fmt: skip
     return out
-
-
-def _world_list(text: str) -> str:
-    names = text.split(",")
-    if len(names) <= 4:
-        return text
-    digest = hashlib.sha256(text.encode()).hexdigest()[:6]  # two long lists never share a group
-    return f"{len(names)} worlds {names[0]}..{names[-1]} #{digest}"
 
 
 def settings(row: dict) -> str:

@@ -21,7 +21,14 @@ from rich.text import Text
 from orchestrator.scheduling.scheduler import SilentProgress, SweepResult
 from orchestrator.scheduling.sweep import Job
 
-STATUS_STYLE = {"ok": "green", "timeout": "yellow", "oom": "magenta", "error": "red", "killed": "red"}
+STATUS_STYLE = {
+    "ok": "green",
+    "timeout": "yellow",
+    "oom": "magenta",
+    "error": "red",
+    "killed": "red",
+    "not_applicable": "dim",
+}
 
 
 def _duration(seconds: float) -> str:

@@ -40,7 +40,13 @@ from orchestrator.scheduling.raysession import SchedulerError, ray_session
 from orchestrator.scheduling.sweep import Job
 from orchestrator.scheduling.worker import JobLimits, JobRunner
 from orchestrator.storage.live import clear_live_jobs, write_live_jobs
-from orchestrator.storage.schema import FINAL_STATUSES, SCHEMA_VERSION
+from orchestrator.storage.schema import (
+    FINAL_STATUSES,
+    NOT_APPLICABLE,
+    STATUSES,
+    complete_row,
+    result_row,
+)
 from orchestrator.storage.store import ResultStore
 
 
@@ -64,6 +70,11 @@ class SweepOptions:
     gpu: bool | None = None
     stall_s: float = 600.0
     spec: dict = field(default_factory=dict)
+    rerun: bool = False
+    """Run every job again, stored or not (a new attempt each)."""
+    runner: type | None = None
+    """The actor body (``runner(limits)`` with ``info()`` and ``run(jobs) -> rows``); default
+    :class:`orchestrator.scheduling.worker.JobRunner`. GraphLog setup jobs use their own (graphlog_runner)."""
 
 
 @dataclass
@@ -76,6 +87,8 @@ class SweepResult:
     interrupted: bool = False
     lost_actors: int = 0
     retried: int = 0
+    not_applicable: dict[str, dict] = field(default_factory=dict)
+    """Learner -> {"jobs": how many it did not apply to, "reason": the first job's reason}."""
 
     @property
     def finished(self) -> int:
@@ -132,6 +145,8 @@ def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tupl
         rerun |= {"error", "oom", "killed"} - set(FINAL_STATUSES)
     if options.retry_timeouts:
         rerun.add("timeout")
+    if options.rerun:
+        rerun |= STATUSES
     todo, seen = [], set()
     for job in jobs:
         if job.job_id in seen:
@@ -188,9 +203,10 @@ class _Scheduler:
         self.statuses: dict[str, int] = defaultdict(int)
         self.total_job_seconds = 0.0
         self.lost_actors = 0
+        self.not_applicable: dict[str, dict] = {}
         self.grown_at = 0.0
         limits = JobLimits(options.memory_per_job, options.eval_timeout_s)
-        self.actor_class = ray.remote(JobRunner)
+        self.actor_class = ray.remote(options.runner or JobRunner)
         self.limits = limits
 
     # actors
@@ -311,17 +327,18 @@ class _Scheduler:
         extra = dict(row.pop("extra", None) or {})
         if self.retries.get(job.job_id):
             extra["worker_failures"] = self.retries[job.job_id]
-        full = {
-            **{k: v for k, v in job.as_row().items()},
-            **row,
-            "sweep": self.options.sweep,
-            "attempt": self.attempts.get(job.job_id, 0) + 1,
-            "orch_version": __version__,
-            "schema_version": SCHEMA_VERSION,
-            "extra": json.dumps(extra, sort_keys=True),
-        }
+        full = complete_row(
+            {**job.as_row(), **row},
+            sweep=self.options.sweep,
+            attempt=self.attempts.get(job.job_id, 0) + 1,
+            orch_version=__version__,
+            extra=json.dumps(extra, sort_keys=True),
+        )
         self.buffer.append(full)
         self.statuses[full["status"]] += 1
+        if full["status"] == NOT_APPLICABLE:
+            seen = self.not_applicable.setdefault(job.learner, {"jobs": 0, "reason": full.get("error")})
+            seen["jobs"] += 1
         seconds = (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0)
         self.total_job_seconds += seconds
         old = self.job_seconds.get(job.learner)
@@ -351,7 +368,7 @@ class _Scheduler:
                 self.requeue(job, slot.shape)
         else:
             for job in slot.batch:
-                self._retry_or_record(job, slot.shape, {"status": "killed"}, reason)
+                self._retry_or_record(job, slot.shape, result_row(job.job_id, status="killed"), reason)
         self.grown_at = 0.0  # look for room for a replacement at once
 
     def collect(self, timeout: float) -> None:
@@ -380,13 +397,20 @@ class _Scheduler:
                 continue
             except self.ray.exceptions.RayError as e:
                 for job in batch:
-                    self._record(job, {"status": "error", "error": f"the job runner failed: {e}"})
+                    self._record(
+                        job, result_row(job.job_id, status="error", error=f"the job runner failed: {e}")
+                    )
                 continue
             by_id = {row["job_id"]: row for row in rows}
             for job in batch:
                 row = by_id.get(job.job_id)
                 if row is None:
-                    self._record(job, {"status": "error", "error": "the actor returned no row for this job"})
+                    self._record(
+                        job,
+                        result_row(
+                            job.job_id, status="error", error="the actor returned no row for this job"
+                        ),
+                    )
                 elif row["status"] == "killed":
                     self._retry_or_record(job, slot.shape, row, row.get("error") or "killed")
                 else:
@@ -479,6 +503,7 @@ def run_sweep(
     result.job_seconds = sched.total_job_seconds
     result.lost_actors = sched.lost_actors
     result.retried = sum(sched.retries.values())
+    result.not_applicable = dict(sched.not_applicable)
     progress.end(result)
     return result
 

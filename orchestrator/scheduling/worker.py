@@ -37,7 +37,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from orchestrator.scheduling.sweep import Job
-from orchestrator.storage.schema import FINAL_STATUSES
+from orchestrator.storage.schema import FINAL_STATUSES, NOT_APPLICABLE, result_row
 from tasks.task import Task
 
 _HEADER = struct.Struct("!Q")
@@ -319,10 +319,10 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
     rows = []
     for i, (job, out) in enumerate(zip(jobs, learned, strict=True)):
         entry = latest.get(i, {"reports": 0})
-        row: dict[str, Any] = {
-            "job_id": job.job_id, "learn_s": out.seconds, "peak_rss": out.peak_rss, "model": None,
-            "error": None, "extra": {"reports": entry["reports"]}, "started": out.began, "finished": out.ended,
-        }  # fmt: skip
+        row: dict[str, Any] = result_row(
+            job.job_id, learn_s=out.seconds, peak_rss=out.peak_rss, extra={"reports": entry["reports"]},
+            started=out.began, finished=out.ended,
+        )  # fmt: skip
         if out.kind == "ok":
             entry.update(bytes=out.payload[0], describe=out.payload[1], rules=out.payload[2])
             row["status"] = "ok"
@@ -339,7 +339,7 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
             why = f"signal {_signal_name(out.signal)}" if out.signal else "no result"
             row["status"], row["error"] = "error", f"the job's process died without a result ({why})"
         if row["status"] in FINAL_STATUSES and "bytes" in entry:
-            row["model"] = entry["rules"] or entry["describe"]
+            row["program"], row["description"] = entry["rules"], entry["describe"]
         latest[i] = entry
         rows.append(row)
 
@@ -400,6 +400,17 @@ class TaskCache:
         return task
 
 
+def node_name() -> str:
+    """Where this actor runs, for the rows' ``node`` column: host and Ray node id."""
+    try:
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()[:12]
+    except Exception:
+        node = "local"
+    return f"{socket.gethostname()}/{node}"
+
+
 class JobRunner:
     """The body of a learner actor: runs batches of jobs, one forked child per job.
 
@@ -409,13 +420,7 @@ class JobRunner:
     def __init__(self, limits: JobLimits) -> None:
         self.limits = limits
         self.cache = TaskCache()
-        try:
-            import ray
-
-            node = ray.get_runtime_context().get_node_id()[:12]
-        except Exception:
-            node = "local"
-        self.node = f"{socket.gethostname()}/{node}"
+        self.node = node_name()
 
     def info(self) -> dict:
         return {"pid": os.getpid(), "node": self.node, "task_loads": self.cache.loads}
@@ -433,10 +438,16 @@ class JobRunner:
             except Exception:
                 now = _now()
                 rows.append(
-                    {"job_id": job.job_id, "status": "error", "started": now, "finished": now, "node": self.node,
-                     "error": f"loading task {job.game}/{job.target} from {job.dataset} failed:\n"
-                     + traceback.format_exc(), "extra": {}}
+                    result_row(job.job_id, status="error", started=now, finished=now, node=self.node,
+                               error=f"loading task {job.game}/{job.target} from {job.dataset} failed:\n"
+                               + traceback.format_exc(), extra={})
                 )  # fmt: skip
+                continue
+            skip = _not_applicable(job, task)
+            if skip is not None:
+                now = _now()
+                rows.append(result_row(job.job_id, status=NOT_APPLICABLE, started=now, finished=now,
+                                       node=self.node, error=skip, extra={}))  # fmt: skip
                 continue
             ready.append((job, task))
         if ready:
@@ -447,6 +458,17 @@ class JobRunner:
                 rows.append(dict(row, node=self.node))
         order = {j.job_id: i for i, j in enumerate(jobs)}
         return sorted(rows, key=lambda r: order[r["job_id"]])
+
+
+def _not_applicable(job: Job, task: Task) -> str | None:
+    """Why ``job``'s learner does not apply to its task (its ``applies`` hook), or None."""
+    from learners.base import learner_applies, make_learner
+
+    try:
+        ok, reason = learner_applies(make_learner(job.learner), task)
+    except Exception:  # noqa: BLE001 (a broken hook: run the job, whose row will show the failure)
+        return None
+    return None if ok else reason
 
 
 # --- generation jobs (GDL playouts), for `orch games generate --all` -------------------------------

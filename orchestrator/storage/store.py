@@ -18,7 +18,13 @@ Layout::
 
     DIR/results/part-<utc timestamp>-<uuid>.parquet     one file per write() or compact()
     DIR/manifests/<sweep>-<utc timestamp>-<uuid>.parquet planned jobs of one sweep
+    DIR/analyses/<name>/<name>-<utc timestamp>-<uuid>.parquet  rows of a store-level analysis
+    DIR/graphlog/graphlog-<utc timestamp>-<uuid>.parquet  GraphLog sweeps before schema version 2
     DIR/_tmp/                                           files being written (ignored by readers)
+    DIR/_live/<sweep>.json                              jobs in flight (orchestrator.storage.live)
+
+Older stores still read: a version-1 result file (one ``model`` column) is mapped to the current
+columns as it is read (:func:`_from_v1`); compaction rewrites it as the current version.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ import datetime as dt
 import json
 import re
 import uuid
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
@@ -40,11 +48,13 @@ import pyarrow.parquet as pq
 from orchestrator import __version__
 from orchestrator.storage import DEFAULT_STORE
 from orchestrator.storage.schema import (
+    ANALYSIS_SCHEMAS,
     FINAL_STATUSES,
     MANIFEST_SCHEMA,
     ROW_DEFAULTS,
     SCHEMA,
     SCHEMA_VERSION,
+    SCHEMAS,
     STATUSES,
     VERSION_KEY,
 )
@@ -60,7 +70,9 @@ __all__ = [
     "scrub",
 ]
 
-RESULTS, MANIFESTS, TMP = "results", "manifests", "_tmp"
+RESULTS, MANIFESTS, ANALYSES, TMP = "results", "manifests", "analyses", "_tmp"
+LEGACY_ANALYSIS_DIRS = frozenset({"predictive"})
+"""Analyses that wrote unversioned files to ``DIR/<name>/`` before they had a table of their own."""
 
 
 class StoreError(RuntimeError):
@@ -98,8 +110,8 @@ def scrub(text: str | None) -> str | None:
 # --- rows ------------------------------------------------------------------------------------------
 
 
-UNSCRUBBED = frozenset({"model"})
-"""Learned rules are made from the data, not the environment; scrubbing could corrupt a rule."""
+UNSCRUBBED = frozenset({"program", "description"})
+"""Learned models are made from the data, not the environment; scrubbing could corrupt a rule."""
 
 
 def _json_text(value: Any) -> str:
@@ -120,7 +132,7 @@ def _normalise(row: dict, schema: pa.Schema, defaults: dict, where: str) -> dict
     if unknown:
         raise StoreError(f"{where}: unknown column(s) {sorted(unknown)}; the schema is in docs/store.md")
     out = {**defaults, **{k: v for k, v in row.items() if v is not None}}
-    out["schema_version"] = SCHEMA_VERSION
+    out["schema_version"] = int(schema.metadata[VERSION_KEY])
     if "orch_version" in schema.names:
         out.setdefault("orch_version", __version__)
     for name in ("params", "extra", "spec"):
@@ -152,6 +164,38 @@ def _table(rows: list[dict], schema: pa.Schema, where: str) -> pa.Table:
                         f"{where}: job {row.get('job_id')!r}: {name}={value!r:.80} is not {schema.field(name).type}"
                     ) from e
         raise StoreError(f"{where}: a value does not fit the schema: {e}") from e
+
+
+def _from_v1(table: pa.Table) -> pa.Table:
+    """Version-1 rows in the current schema: the old ``model`` text becomes ``program`` when it is a
+    program for the learner that wrote it (:func:`v1_model_is_program`), else ``description``.
+
+    Only old rows are mapped this way; new rows carry both columns as the learner gave them.
+    """
+    models, learners = table["model"].to_pylist(), table["learner"].to_pylist()
+    program = [
+        m if m is not None and v1_model_is_program(m, lr) else None
+        for m, lr in zip(models, learners, strict=True)
+    ]
+    description = [m if p is None else None for m, p in zip(models, program, strict=True)]
+    cols = {f.name: table[f.name] for f in SCHEMA if f.name in table.column_names}
+    cols["program"], cols["description"] = pa.array(program, pa.string()), pa.array(description, pa.string())
+    return pa.table({f.name: cols[f.name] for f in SCHEMA}, schema=SCHEMA)
+
+
+@lru_cache(maxsize=4096)
+def v1_model_is_program(text: str, learner: str | None) -> bool:
+    """Whether a version-1 ``model`` text was rules: the learner's family gives rules (unknown
+    learners: any) and clingo accepts the text (the empty text is the empty program)."""
+    from learners.base import UnknownLearner, spec_for
+    from tasks.asp import rejection
+
+    try:
+        if learner is not None and not spec_for(learner)[0].symbolic:
+            return False
+    except UnknownLearner:
+        pass
+    return not text.strip() or rejection(text) is None
 
 
 def _first_per_key(table: pa.Table, keys: list[str], order: list[tuple[str, str]]) -> pa.Table:
@@ -191,6 +235,7 @@ class ResultStore:
         self.root = root.rstrip("/")
         self.local = isinstance(self.fs, pafs.LocalFileSystem)
         self._checked: set[str] = set()  # committed files never change, so each is checked once
+        self._versions: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"ResultStore({self.uri!r})"
@@ -203,8 +248,9 @@ class ResultStore:
 
     # writing
 
-    def write(self, rows: list[dict]) -> str | None:
-        """Store ``rows`` (one dict per job attempt) as one new Parquet file; return its path.
+    def write(self, rows: Sequence[dict]) -> str | None:
+        """Store ``rows`` (one per job attempt, see :func:`orchestrator.storage.schema.result_row`) as one new
+        Parquet file; return its path.
 
         Atomic: afterwards every reader sees all of the rows or, if this raises, none of them.
         """
@@ -247,6 +293,44 @@ class ResultStore:
         ]
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name)).lstrip("._") or "sweep"
         return self._put(_table(rows, MANIFEST_SCHEMA, f"manifest of sweep {name!r}"), MANIFESTS, safe)
+
+    def write_analysis(self, name: str, rows: Sequence[dict]) -> str | None:
+        """Store rows of a store-level analysis (``name`` in :data:`orchestrator.storage.schema.ANALYSIS_SCHEMAS`)
+        as one new Parquet file under ``analyses/<name>/``; atomic like :meth:`write`."""
+        schema = self._analysis_schema(name)
+        if not rows:
+            return None
+        normal = [_normalise(dict(r), schema, {}, f"{name} row {i}") for i, r in enumerate(rows)]
+        return self._put(_table(normal, schema, f"{name} rows"), f"{ANALYSES}/{name}", name)
+
+    def read_analysis(self, name: str) -> pa.Table:
+        """Every stored row of analysis ``name``, oldest file first (callers keep the newest per key).
+
+        Files from before the analysis table was versioned (``predictive/`` without version
+        metadata) are read too, with the columns they have.
+        """
+        schema = self._analysis_schema(name)
+        _, table = self._load(f"{ANALYSES}/{name}", schema)
+        legacy = [p for p in self.files(name)] if name in LEGACY_ANALYSIS_DIRS else []
+        if not legacy:
+            return table
+        old = []
+        for path in legacy:
+            try:
+                t = pq.read_table(path, filesystem=self.fs)
+            except (OSError, pa.ArrowException) as e:
+                raise self._unreadable(path, e) from e
+            cols = {f.name: t[f.name].cast(f.type) if f.name in t.column_names else pa.nulls(t.num_rows, f.type)
+                    for f in schema}  # fmt: skip
+            cols["schema_version"] = pa.array([1] * t.num_rows, pa.int32())
+            old.append(pa.table(cols, schema=schema))
+        return pa.concat_tables([*old, table])
+
+    @staticmethod
+    def _analysis_schema(name: str) -> pa.Schema:
+        if name not in ANALYSIS_SCHEMAS:
+            raise StoreError(f"unknown analysis table {name!r}; known: {', '.join(sorted(ANALYSIS_SCHEMAS))}")
+        return ANALYSIS_SCHEMAS[name]
 
     def _put(self, table: pa.Table, subdir: str, prefix: str) -> str:
         final = self._path(subdir, f"{prefix}-{_stamp()}-{uuid.uuid4().hex}.parquet")
@@ -294,20 +378,51 @@ class ResultStore:
                 self._checked.add(path)
         return ds.dataset(paths, schema=schema, format="parquet", filesystem=self.fs)
 
+    def _unreadable(self, path: str, e: Exception) -> StoreError:
+        return StoreError(f"{self._display(path)}: not a readable Parquet file: {scrub(str(e))}")
+
+    def _version(self, path: str) -> int:
+        """The result-schema version a results file was written with (read from its footer once)."""
+        if path not in self._versions:
+            try:
+                found = pq.read_schema(path, filesystem=self.fs)
+            except (OSError, pa.ArrowException) as e:
+                raise self._unreadable(path, e) from e
+            version = (found.metadata or {}).get(VERSION_KEY, b"")
+            self._versions[path] = int(version) if version.isdigit() and int(version) in SCHEMAS else -1
+        return self._versions[path]
+
+    def _results(self, paths: list[str], columns: list[str], filter: pc.Expression | None) -> pa.Table:
+        """Rows of result files of every known version, in the current schema (``columns`` of it)."""
+        by_version: dict[int, list[str]] = defaultdict(list)
+        for path in paths:
+            by_version[self._version(path)].append(path)
+        tables = []
+        if by_version.get(-1):  # unknown version: let _check name the file and what is wrong
+            self._check(by_version[-1][0], SCHEMA)
+        if by_version.get(SCHEMA_VERSION):
+            tables.append(
+                self._dataset(by_version[SCHEMA_VERSION], SCHEMA).to_table(columns=columns, filter=filter)
+            )
+        if by_version.get(1):
+            old = _from_v1(self._dataset(by_version[1], SCHEMAS[1]).to_table())
+            tables.append((old if filter is None else old.filter(filter)).select(columns))
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
     def _check(self, path: str, schema: pa.Schema) -> None:
         """Refuse a file of another schema version, or one missing columns, naming the file."""
         where = self._display(path)
         try:
             found = pq.read_schema(path, filesystem=self.fs)
         except (OSError, pa.ArrowException) as e:
-            raise StoreError(f"{where}: not a readable Parquet file: {scrub(str(e))}") from e
+            raise self._unreadable(path, e) from e
         version = (found.metadata or {}).get(VERSION_KEY)
         if version is None:
             raise StoreError(f"{where}: not an orch store file (no {VERSION_KEY.decode()} in its metadata)")
-        if version != str(SCHEMA_VERSION).encode():
+        if version != schema.metadata[VERSION_KEY]:
             raise StoreError(
                 f"{where}: written with store schema version {version.decode()}, this orch reads version "
-                f"{SCHEMA_VERSION}"
+                f"{schema.metadata[VERSION_KEY].decode()}" + (" (and 1)" if schema is SCHEMA else "")
             )
         missing = [f.name for f in schema if f.name not in found.names]
         if missing:
@@ -332,6 +447,8 @@ class ResultStore:
             if not paths:
                 return paths, schema.empty_table().select(columns or schema.names)
             try:
+                if schema is SCHEMA:
+                    return paths, self._results(paths, columns or schema.names, filter)
                 return paths, self._dataset(paths, schema).to_table(columns=columns, filter=filter)
             except (OSError, pa.ArrowException, StoreError) as e:
                 if all(i.type == pafs.FileType.File for i in self.fs.get_file_info(paths)):

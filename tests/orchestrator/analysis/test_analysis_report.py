@@ -50,7 +50,7 @@ def _row(game, target, pred, learner, repeat, tp, fp, fn, learn_s=1.0, extra="{}
         node="n",
         started=NOW,
         finished=NOW,
-        model="",
+        program="",
         error=None,
         extra=extra,
     )

@@ -28,9 +28,9 @@ def suite(tmp_path_factory):
     return root, worlds[0]
 
 
-def _row(dataset: str, learner: str, predicate: str, model: str) -> dict:
+def _row(dataset: str, learner: str, predicate: str, program: str | None, description: str = "") -> dict:
     return row(f"{learner}-{predicate}", dataset=dataset, game="rule_0", target="relation",
-               predicate=predicate, learner=learner, model=model)  # fmt: skip
+               predicate=predicate, learner=learner, program=program, description=description)  # fmt: skip
 
 
 def _rows(dataset: str, learner: str, rules, drop: int | None = None) -> list[dict]:
@@ -54,7 +54,7 @@ def test_true_rules_compose_exactly_and_a_missing_rule_shows(suite, tmp_path):
     store.write(
         _rows(dataset, "truth", world.rules)
         + _rows(dataset, "missing", world.rules, drop=0)
-        + [_row(dataset, "knn5", target_predicate(world.rules[0].head), "knn over 30 examples (k=5)")]
+        + [_row(dataset, "knn5", target_predicate(world.rules[0].head), None, "knn over 30 examples (k=5)")]
     )
     rows = {r["learner"]: r for r in score_composed(store)}
     assert set(rows) == {"truth", "missing"}  # knn5's model is a description, not a program: skipped

@@ -124,12 +124,13 @@ def test_stored_runs_are_joined_and_scored(tmp_path):
     }
     rows = [
         row(f"{learner}-{p}", dataset=str(tmp_path), game="counter", target=p.split("_")[0], predicate=p,
-            learner=learner, model=text if learner == "rules" else "knn1 over 3 training backgrounds")
+            learner=learner, program=text if learner == "rules" else None,
+            description="rules" if learner == "rules" else "knn1 over 3 training backgrounds")
         for learner in ("rules", "knn1")
         for p, text in rules.items()
     ]  # fmt: skip
     rows.append(row("failed", dataset=str(tmp_path), game="counter", target="next", predicate="next_c",
-                    learner="rules", status="error", model="garbage :- ."))  # fmt: skip
+                    learner="rules", status="error", program="garbage :- ."))  # fmt: skip
     store = ResultStore(tmp_path / "store")
     store.write(rows)
     [got] = score_store(store)  # knn1's models are descriptions; the error row is not a model

@@ -99,3 +99,12 @@ def test_learn_errors_are_clear(iggp_dir):
     assert bad_budget.exit_code == 2 and "cannot read duration 'soon'" in bad_budget.output
     no_train = invoke("learn", "-d", d, "-g", "ttcc4", "-t", "legal", "-l", "knn5")
     assert no_train.exit_code == 1 and "ttcc4_legal_train.dat: file not found" in no_train.output
+
+
+def test_learn_says_when_the_learner_does_not_apply():
+    pytest.importorskip("torch")
+    res = invoke(
+        "learn", "--game", "lights", "--target", "next", "--learner", "gnn-gat-egat", "--budget", "5s"
+    )
+    assert res.exit_code == 1
+    assert "gnn-gat-egat does not apply to lights_next" in res.output and "GraphLog tasks only" in res.output

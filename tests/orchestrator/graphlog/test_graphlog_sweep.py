@@ -8,19 +8,35 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from store_rows import T0
 from typer.testing import CliRunner
 
 pytest.importorskip("torch")
 pytest.importorskip("ray")
 
 from orchestrator.analysis.htmlreport import write_html  # noqa: E402
+from orchestrator.analysis.report import task_scores  # noqa: E402
 from orchestrator.cli import app  # noqa: E402
-from orchestrator.graphlog.sweep import GRAPHLOG_DIR, SETUPS, SweepSpec, plan_jobs  # noqa: E402
+from orchestrator.graphlog.runner import run_graphlog_sweep  # noqa: E402
+from orchestrator.graphlog.sweep import (  # noqa: E402
+    DETAIL_COLUMNS,
+    LEGACY_DIR,
+    SETUPS,
+    GraphLogJob,
+    SweepSpec,
+    legacy_job_id,
+    plan_jobs,
+    planned_ids,
+    stored_rows,
+)
 from orchestrator.scheduling.raysession import local_ray  # noqa: E402
 from orchestrator.scheduling.sweep import SweepError  # noqa: E402
+from orchestrator.storage.schema import result_row  # noqa: E402
 from orchestrator.storage.store import ResultStore  # noqa: E402
 from tasks.graphlog.generator import GeneratorConfig, generate_suite  # noqa: E402
 from tasks.graphlog.rules import generate_rules  # noqa: E402
@@ -52,8 +68,8 @@ def _sweep(*args: str) -> dict:
 
 
 def _raw_rows(store) -> list[dict]:
-    """Every row of every file, without the latest-per-job view: exactly-once is checked on this."""
-    return [r for f in sorted((store / GRAPHLOG_DIR).glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+    """Every result row of every file, without the latest-per-job view: exactly-once is checked on this."""
+    return [r for f in sorted((store / "results").glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
 
 
 def test_sweep_rows_resume_rerun_and_results(ray_2cpu, suite, tmp_path):
@@ -65,8 +81,15 @@ def test_sweep_rows_resume_rerun_and_results(ray_2cpu, suite, tmp_path):
     assert first["sweep"]["planned"] == 6 and first["sweep"]["skipped"] == 0
     assert first["sweep"]["statuses"] == {"ok": 6}
     rows = first["rows"]
-    assert len(rows) == len(_raw_rows(store)) == 10
-    assert len(list((store / GRAPHLOG_DIR).glob("*.parquet"))) == 6  # one file per finished job
+    assert len(rows) == 10 and len(_raw_rows(store)) == 6  # one result row per job, its worlds' rows inside
+    raw = _raw_rows(store)
+    assert {r["target"] for r in raw} == {"graphlog-supervised", "graphlog-continual"}
+    assert {r["learner"] for r in raw} == {"gnn-param-rgcn"} and all(r["schema_version"] == 2 for r in raw)
+    assert all(r["program"] is None and "param-rgcn" in r["description"] for r in raw)
+    # one scheduler: the sweep is a manifest like orch run's, and orch status / orch report read the store
+    status = json.loads(CliRunner().invoke(app, ["status", "--store", str(store), "--json"]).stdout)
+    assert status["learners"]["gnn-param-rgcn"]["done"] == 6
+    assert task_scores(ResultStore(store))[0] == []  # worlds, not IGGP-style tasks: not in orch report
     sup = [r for r in rows if r["setup"] == "supervised"]
     assert sorted((r["seed"], r["world"]) for r in sup) == [
         (0, "rule_0"),
@@ -92,10 +115,11 @@ def test_sweep_rows_resume_rerun_and_results(ray_2cpu, suite, tmp_path):
 
     again = _sweep(*args)  # resume: everything is stored, nothing runs, nothing is added
     assert again["sweep"]["skipped"] == 6 and again["sweep"]["statuses"] == {}
-    assert len(_raw_rows(store)) == 10 and again["summary"] == first["summary"]
+    assert len(_raw_rows(store)) == 6 and again["summary"] == first["summary"]
 
-    rerun = _sweep(*args, "--rerun")  # appends newer files; every read keeps each job's latest
-    assert rerun["sweep"]["statuses"] == {"ok": 6} and len(_raw_rows(store)) == 20
+    rerun = _sweep(*args, "--rerun")  # a new attempt per job; every read keeps each job's latest
+    assert rerun["sweep"]["statuses"] == {"ok": 6} and len(_raw_rows(store)) == 12
+    assert sorted(r["attempt"] for r in _raw_rows(store)) == [1] * 6 + [2] * 6
     assert len(rerun["rows"]) == 10
     assert min(r["finished"] for r in rerun["rows"]) > max(r["finished"] for r in rows)
 
@@ -129,6 +153,66 @@ def test_failures_are_stored_per_job(ray_2cpu, suite, tmp_path):
     assert len(_raw_rows(store)) == 2
 
 
+def test_budgets_are_hard(ray_2cpu, suite, tmp_path):
+    """A job still running at budget + scoring allowance is killed: timeout, with what it reported."""
+    store = ResultStore(tmp_path / "store")
+    spec = SweepSpec(str(suite), ("continual",), ("param-rgcn",), worlds=("rule_0", "rule_1"), epochs=10_000,
+                     dim=8, budget_s=0.5)  # fmt: skip
+    t0 = time.monotonic()
+    jobs, result = run_graphlog_sweep(spec, store, eval_timeout_s=0.5, num_cpus=1)
+    took = time.monotonic() - t0
+    assert result.statuses == {"timeout": 1}
+    [row] = store.latest().to_pylist()
+    assert "killed at the hard deadline" in row["error"] and row["learn_s"] < 5, row
+    assert took < 60  # 10,000 epochs per world would take hours; the kill came at ~1 s (plus Ray start)
+    (only,) = stored_rows(store)  # nothing was scored before the kill: one row with the status
+    assert only["status"] == "timeout" and only["test_acc"] is None
+
+
+def test_rows_of_stores_before_version_2_still_read_and_count_as_done(suite, tmp_path):
+    """No Ray needed: the only planned job is stored in the old layout, so nothing runs."""
+    spec = SweepSpec(str(suite), ("supervised",), ("param-rgcn",), worlds=("rule_0",), epochs=1, dim=8)
+    [job] = plan_jobs(spec)
+    old = GraphLogJob.of(job)
+    assert old.legacy_id == legacy_job_id(
+        {
+            "v": 2,
+            "epochs": 1,
+            "dim": 8,
+            "dropout": 0.4,
+            "batch_size": 32,
+            "budget_s": 0.0,
+            "setup": "supervised",
+            "model": "param-rgcn",
+            "seed": 0,
+            "worlds": [["rule_0", suite_fingerprint(suite, "rule_0")]],
+        }
+    )  # fmt: skip  (the id scheme of the old graphlog/ files, unchanged)
+    row = {**dict.fromkeys(DETAIL_COLUMNS), "job_id": old.legacy_id, "setup": "supervised", "model": "param-rgcn",
+           "seed": 0, "worlds": "rule_0", "world": "rule_0", "test_acc": 0.25, "status": "ok", "epochs": 1,
+           "dim": 8, "dropout": 0.4, "batch_size": 32, "budget_s": 0.0, "suite": str(suite)}  # fmt: skip
+    (tmp_path / "store" / LEGACY_DIR).mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([row]), tmp_path / "store" / LEGACY_DIR / "graphlog-old.parquet")
+    store = ResultStore(tmp_path / "store")
+    _, result = run_graphlog_sweep(spec, store)
+    assert (result.planned, result.skipped, result.statuses) == (1, 1, {})
+    [got] = stored_rows(store, planned_ids([job]))
+    assert got["test_acc"] == 0.25 and got["job_id"] == old.legacy_id
+    # a newer run of the same job (new id, new table) supersedes the old row
+    new = {**row, "job_id": job.job_id, "test_acc": 0.75}
+    store.write(
+        [result_row(**{**job.as_row(), "status": "ok", "finished": T0, "extra": {"graphlog": [new]}})]
+    )
+    [got] = stored_rows(store)
+    assert got["test_acc"] == 0.75 and got["job_id"] == job.job_id
+
+
+def suite_fingerprint(suite, world: str) -> str:
+    from tasks.graphlog import GraphLogSource
+
+    return GraphLogSource(str(suite)).suite.fingerprint(world)
+
+
 def test_bad_names_fail_before_ray(suite):
     def fails(*args: str) -> str:
         res = CliRunner().invoke(app, ["graphlog", "sweep", str(suite), *args])
@@ -152,7 +236,11 @@ def test_job_ids_and_setups(suite):
         str(suite), ("supervised", "kshot"), ("param-rgcn",), (0,), ("rule_0",), ("rule_1",), (0, 5)
     )
     jobs = plan_jobs(spec)
-    assert [(j.setup, j.worlds, j.heldout) for j in jobs] == [
+    assert [(j.target, j.predicate, j.learner) for j in jobs] == [
+        ("graphlog-supervised", "supervised", "gnn-param-rgcn"),
+        ("graphlog-kshot", "kshot", "gnn-param-rgcn"),
+    ]
+    assert [(g.setup, g.worlds, g.heldout) for g in map(GraphLogJob.of, jobs)] == [
         ("supervised", ("rule_0",), ()),
         ("kshot", ("rule_0",), ("rule_1",)),
     ]

@@ -36,7 +36,7 @@ def test_stuck_learner_is_stopped_at_the_deadline_and_its_reported_model_scored(
     assert 1.0 <= row["learn_s"] < 1.0 + 2.0  # enforced within 2 s of the deadline
     assert wall < 1.0 + 2.0 + 2.0
     # the model reported before the solve got stuck is scored in a fresh process
-    assert row["model"] == "predicts nothing (test learner)"
+    assert row["description"] == "predicts nothing (test learner)" and row.get("program") is None
     assert row["test_tp"] == 0 and row["test_fn"] == 3 and row["test_tn"] == 6 and row["test_fp"] == 0
     assert row["extra"]["reports"] == 1
 
@@ -53,7 +53,7 @@ def test_crash_is_an_error_with_the_traceback(source):
     assert (
         "Traceback" in rows["crash"]["error"] and "deliberate failure on alpha_next" in rows["crash"]["error"]
     )
-    assert rows["crash"]["model"] is None and "test_tp" not in rows["crash"]
+    assert "description" not in rows["crash"] and "test_tp" not in rows["crash"]
     assert rows["noop"]["status"] == "ok"
 
 

@@ -148,3 +148,24 @@ def test_a_broken_data_file_fails_only_the_jobs_that_need_it(ray_2cpu, tmp_path)
             )
         else:
             assert row["status"] == "ok"
+
+
+def test_a_learner_that_does_not_apply_is_recorded_not_applicable_not_as_an_error(
+    ray_2cpu, dataset, tmp_path
+):
+    """gnn-gat-egat on an IGGP game: its applies() hook says why; nothing is trained, nothing fails."""
+    pytest.importorskip("torch")
+    jobs = _jobs(dataset, ["noop", "gnn-gat-egat"])
+    store = ResultStore(tmp_path / "store")
+    result = run_sweep(jobs, store, SweepOptions("na", flush_seconds=0.5))
+    gnn = [j for j in jobs if j.learner == "gnn-gat-egat"]
+    assert result.statuses == {"ok": len(jobs) - len(gnn), "not_applicable": len(gnn)}
+    assert result.not_applicable["gnn-gat-egat"]["jobs"] == len(gnn)
+    assert "GraphLog tasks only" in result.not_applicable["gnn-gat-egat"]["reason"]
+    rows = [r for r in _raw_rows(tmp_path / "store") if r["learner"] == "gnn-gat-egat"]
+    assert {r["status"] for r in rows} == {"not_applicable"} and all(r["learn_s"] is None for r in rows)
+    assert run_sweep(jobs, store, SweepOptions("na", retry_failed=True)).finished == 0  # settled
+    from orchestrator.analysis.report import task_scores
+
+    scores, _ = task_scores(store)
+    assert {s.learner for s in scores} == {"noop"}  # not counted as incomplete tasks of gnn-gat-egat

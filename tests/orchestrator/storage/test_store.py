@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from store_rows import T0, row
+from store_rows import T0, raw_row, row
 
 from orchestrator.storage.schema import VERSION_KEY
 from orchestrator.storage.store import SCHEMA, SCHEMA_VERSION, ResultStore, StoreError, scrub
@@ -147,9 +147,9 @@ def test_missing_columns_and_foreign_files_are_refused(tmp_path: Path) -> None:
 def test_bad_rows_are_rejected_naming_the_job(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
     with pytest.raises(StoreError, match=r"job 'a'.*unknown column.*'scroe'"):
-        store.write([row("a", scroe=1.0)])
+        store.write([raw_row("a", scroe=1.0)])
     with pytest.raises(StoreError, match=r"job 'a'.*status 'done'"):
-        store.write([row("a", status="done")])
+        store.write([raw_row("a", status="done")])
     with pytest.raises(StoreError, match=r"job_id"):
         store.write([row(None)])
     with pytest.raises(StoreError, match=r"job 'b': seed='zero' is not int64"):
@@ -183,8 +183,9 @@ def test_scrub_keeps_ordinary_text() -> None:
 def test_models_are_stored_verbatim(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
     model = "password(X) :- true_cell(X).\ntoken : - b."
-    store.write([row("a", model=model)])
-    assert store.read(["model"])["model"][0].as_py() == model
+    store.write([row("a", program=model, description=model)])
+    got = store.read(["program", "description"]).to_pylist()[0]
+    assert got == {"program": model, "description": model}
 
 
 def test_credentials_are_never_stored(tmp_path: Path) -> None:
@@ -226,7 +227,7 @@ def test_a_full_disk_loses_nothing_stored_before(tmp_path: Path) -> None:
         from orchestrator.storage.store import ResultStore, StoreError
         big = os.urandom(200_000).hex()
         try:
-            ResultStore({str(tmp_path / "st")!r}).write([{{"job_id": "big", "status": "ok", "model": big}}])
+            ResultStore({str(tmp_path / "st")!r}).write([{{"job_id": "big", "status": "ok", "program": big}}])
         except StoreError as e:
             print("STOREERROR", e)
         """
