@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from orchestrator import __version__, cli_analysis, cli_games, cli_graphlog, cli_learners, cli_run
+from orchestrator import __version__, cli_analysis, cli_games, cli_graphlog, cli_learners, cli_run, helptext
+
+helptext.install()  # flags render as flags in --help (see orchestrator/helptext.py)
 
 app = typer.Typer(
     name="orch",

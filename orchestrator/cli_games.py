@@ -52,10 +52,13 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
 
 def _open(dataset: str | None):
+    from orchestrator.suggest import UnknownName, open_dataset
     from tasks.iggp import Dataset
-    from tasks.sources import open_source
 
-    source = open_source(dataset)
+    try:
+        source = open_dataset(dataset)  # a packed ../shared/iggp says to run unpack first
+    except UnknownName as e:
+        raise _fail(str(e)) from None
     if not isinstance(source, Dataset):
         raise _fail(f"{dataset}: not an IGGP dataset (games commands need the published layout)")
     return source

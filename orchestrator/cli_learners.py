@@ -8,7 +8,6 @@ with a single command.
 
 from __future__ import annotations
 
-import difflib
 import json
 import time
 from pathlib import Path
@@ -20,6 +19,14 @@ from rich.table import Table
 from learners.base import Budget, UnknownLearner, make_learner, registered
 from learners.metrics import Counts, evaluate, pool
 from orchestrator.durations import format_duration, parse_duration
+from orchestrator.suggest import (
+    UnknownName,
+    did_you_mean,
+    open_dataset,
+    resolve_game,
+    resolve_learner,
+    source_label,
+)
 from tasks.task import Task
 
 learners_app = typer.Typer(help="The registered learners.", no_args_is_help=True)
@@ -75,24 +82,25 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _open(dataset: Path | None):
-    from tasks.sources import open_source
-
     try:
-        return open_source(dataset)
-    except (ValueError, KeyError, OSError) as e:
+        return open_dataset(dataset)
+    except UnknownName as e:
         raise _fail(str(e)) from None
 
 
 def _load_task(dataset: Path | None, game: str, target: str, predicate: str | None) -> Task:
     source = _open(dataset)
-    games = source.games()
-    if game not in games:
-        close = difflib.get_close_matches(game, games, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; games: {', '.join(games)}"
-        raise _fail(f"no game {game!r} in {source.root}{hint}")
+    try:
+        game = resolve_game(game, source.games(), source_label(dataset))
+    except UnknownName as e:
+        raise _fail(str(e)) from None
     targets = source.targets(game)
+    if target.lower() in targets:
+        target = target.lower()
     if target not in targets:
-        raise _fail(f"game {game} has no target {target!r}; its targets are {', '.join(targets)}")
+        close = did_you_mean(target, targets)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise _fail(f"game {game} has no target {target!r}; {hint}its targets are {', '.join(targets)}")
     task = source.load_task(game, target)
     if predicate is not None:
         try:
@@ -123,8 +131,9 @@ def learn(
 ) -> None:
     """Fit one learner on one task's train split and score validate and test (in this process)."""
     try:
+        learner = resolve_learner(learner)  # case-insensitive, with suggestions and the name forms
         learner_obj = make_learner(learner)
-    except UnknownLearner as e:
+    except (UnknownLearner, UnknownName) as e:
         raise _fail(str(e)) from None
     except ValueError as e:
         raise _fail(f"learner {learner!r}: {e}") from None
