@@ -71,7 +71,7 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of progress."),
 ) -> None:
     """Run learners on every (game, predicate) of a dataset on Ray; results go to the store."""
-    from orchestrator.progress import make_progress
+    from orchestrator.progress import make_progress, next_steps
     from orchestrator.scheduler import SchedulerError, SweepOptions, run_sweep
     from orchestrator.suggest import UnknownName, open_dataset
     from orchestrator.sweep import (
@@ -125,6 +125,8 @@ def run(
         raise _fail(str(e)) from e
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if not as_json:
+        typer.echo(next_steps(store, result))
     if as_json:
         out = {"sweep": name, "store": scrub(store), "planned": result.planned, "skipped": result.skipped,
                "finished": result.finished, "statuses": result.statuses, "wall_s": round(result.wall_s, 3),

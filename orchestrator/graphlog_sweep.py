@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchestrator.raysession import ray_session
-from orchestrator.scheduler import SilentProgress, SweepResult, stop_on_signals
+from orchestrator.scheduler import SilentProgress, SweepResult, notify, stop_on_signals
 from orchestrator.schema import FINAL_STATUSES
 from orchestrator.store import ResultStore, StoreError, scrub
 from orchestrator.sweep import SweepError
@@ -424,6 +424,7 @@ def _run_on_ray(ray, todo, directory, store, max_retries, progress, result, stop
                 job = queue.pop(0)
                 pending[remote.remote(directory, job)] = job
                 progress.running([job])
+                notify(progress, "started", job, time.time())  # no more in flight than slots: it runs
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
             for ref in ready:
                 job = pending.pop(ref)
