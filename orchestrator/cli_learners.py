@@ -142,17 +142,20 @@ def learn(
     except ValueError as e:
         raise _fail(str(e)) from None
     task = _load_task(dataset, game, target, predicate)
-
-    improvements: list[float] = []
-    started = time.monotonic()
-    try:
-        model = learner_obj.fit(task, Budget(seconds), report=lambda m: improvements.append(time.monotonic()))
-    except KeyError as e:  # e.g. the published ttcc4_legal has no train file
-        raise _fail(f"{learner} on {task.name}: {e.args[0]}", code=1) from None
-    learn_s = time.monotonic() - started
-    started = time.monotonic()
-    results = evaluate(model, task, ("validate", "test"))
-    eval_s = time.monotonic() - started
+    # As a sweep does: one fit per flattened predicate, each within the budget, counts pooled per task
+    # (ILP learners only take one predicate at a time; the others give the sweep's numbers this way).
+    parts = [task] if len(task.predicates) == 1 else [task.for_predicate(p) for p in task.predicates]
+    fits = [
+        _fit(learner, learner_obj if len(parts) == 1 else make_learner(learner), part, seconds)
+        for part in parts
+    ]
+    results: dict[str, dict[str, Counts]] = {}
+    for fit in fits:
+        for split, counts in fit["results"].items():
+            results.setdefault(split, {}).update(counts)
+    learn_s, eval_s = sum(f["learn_s"] for f in fits), sum(f["eval_s"] for f in fits)
+    reports = sum(f["reports"] for f in fits)
+    program = _program(fits)
 
     if as_json:
         doc = {
@@ -163,10 +166,16 @@ def learn(
             "budget_s": seconds,
             "learn_s": learn_s,
             "eval_s": eval_s,
-            "reports": len(improvements),
-            "model": model.describe(),
-            "rules": model.rules(),
+            "reports": reports,
+            "model": fits[0]["model"]
+            if len(fits) == 1
+            else "; ".join(f"{f['predicate']}: {f['model']}" for f in fits),
+            "rules": program,
             "missing": task.missing,
+            "learned": {
+                f["predicate"]: {k: f[k] for k in ("learn_s", "eval_s", "reports", "model", "rules")}
+                for f in fits
+            },
             "splits": {
                 split: {
                     "predicates": {p: _counts_json(c) for p, c in counts.items()},
@@ -182,16 +191,49 @@ def learn(
     console.print(f"[bold]{task.describe()}[/bold]")
     for split, why in task.missing.items():
         console.print(f"[yellow]missing {split} split: {why}[/yellow]")
+    each = f"{len(fits)} predicates, budget {format_duration(seconds)} each" if len(fits) > 1 else None
     console.print(
-        f"{learner}: learned in {learn_s:.2f}s (budget {format_duration(seconds)}, "
-        f"{len(improvements)} reported model(s)), scored in {eval_s:.2f}s"
+        f"{learner}: learned in {learn_s:.2f}s ({each or 'budget ' + format_duration(seconds)}, "
+        f"{reports} reported model(s)), scored in {eval_s:.2f}s"
     )
-    console.print(f"model: {model.describe()}")
+    for f in fits:
+        console.print(
+            f"model{' of ' + f['predicate'] if len(fits) > 1 else ''}: {f['model']}", highlight=False
+        )
     console.print(_results_table(task, learner, results))
-    rules = model.rules()
-    if rules:
+    if program:
         console.print("[bold]rules[/bold]")
-        console.print(rules, markup=False, highlight=False)
+        console.print(program, markup=False, highlight=False, soft_wrap=True)
+
+
+def _fit(name: str, learner_obj, task: Task, seconds: float | None) -> dict:
+    """Fit ``learner_obj`` on one (sub-)task within the budget and score validate and test."""
+    improvements: list[float] = []
+    started = time.monotonic()
+    try:
+        model = learner_obj.fit(task, Budget(seconds), report=lambda m: improvements.append(time.monotonic()))
+    except KeyError as e:  # e.g. the published ttcc4_legal has no train file
+        raise _fail(f"{name} on {task.name}: {e.args[0]}", code=1) from None
+    learn_s = time.monotonic() - started
+    started = time.monotonic()
+    results = evaluate(model, task, ("validate", "test"))
+    return {
+        "predicate": task.predicates[0] if len(task.predicates) == 1 else None,
+        "learn_s": learn_s,
+        "eval_s": time.monotonic() - started,
+        "reports": len(improvements),
+        "model": model.describe(),
+        "rules": model.rules(),
+        "results": results,
+    }
+
+
+def _program(fits: list[dict]) -> str | None:
+    """The whole target's program: each predicate's rules, under a comment naming the predicate."""
+    if len(fits) == 1:
+        return fits[0]["rules"]
+    blocks = [f"% {f['predicate']}\n{f['rules'].rstrip()}" for f in fits if f["rules"]]
+    return "\n".join(blocks) if blocks else None
 
 
 def _results_table(task: Task, learner: str, results: dict[str, dict[str, Counts]]) -> Table:

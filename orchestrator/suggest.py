@@ -125,7 +125,7 @@ def resolve_learner(name: str) -> str:
     ]
     close = did_you_mean(name, examples)
     raise UnknownName(
-        f"unknown learner {name!r}; {_hint(close)}learners: {', '.join(learner_forms())} (orch learners list)"
+        f"unknown learner {name!r}; {_hint(close)}known learners: {', '.join(learner_forms())} (orch learners list)"
     )
 
 
