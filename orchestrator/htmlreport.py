@@ -57,7 +57,7 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#22
 table{border-collapse:collapse;margin:1em 0;font-size:14px}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
-tr.published td{background:#fff8e1;font-style:italic}
+tr.published td{background:#fff8e1;font-style:italic} tr.published td:last-child{text-align:left}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 .note{color:#555;font-size:13px}
 """
@@ -138,13 +138,25 @@ def heatmap_ba(task_rows: list[dict], path: Path) -> str | None:
     learners = sorted({a for _, a in cells})
     m = np.full((len(games), len(learners)), np.nan)
     for (g, a), v in cells.items():
-        m[games.index(g), learners.index(a)] = np.mean(v)
+        m[games.index(g), learners.index(a)] = 100 * np.mean(v)  # percent, as in every table
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(learners), 1 + 0.28 * len(games)))
-    im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    im = ax.imshow(m, vmin=0, vmax=100, cmap="viridis", aspect="auto")
+    if m.size <= 200:  # small enough to print each cell's value, as the tables do
+        for (i, j), v in np.ndenumerate(m):
+            if not np.isnan(v):
+                ax.text(
+                    j,
+                    i,
+                    f"{v:.0f}%",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if v < 60 else "black",
+                )
     ax.set_xticks(range(len(learners)), learners, rotation=45, ha="right")
     ax.set_yticks(range(len(games)), games, fontsize=8)
-    fig.colorbar(im, ax=ax, label="balanced accuracy")
-    ax.set_title("Balanced accuracy per game (mean over targets)")
+    fig.colorbar(im, ax=ax, label="balanced accuracy (%)")
+    ax.set_title("Balanced accuracy per game (mean over targets)", fontsize=9)
     return _png(fig, path)
 
 
@@ -174,12 +186,12 @@ def time_to_solve(store: ResultStore, task_rows: list[dict], path: Path) -> str 
     grid = np.geomspace(1e-3, horizon * 1.05, 200)
     for learner in sorted(totals):
         ts = np.sort(solved.get(learner, []))
-        share = np.searchsorted(ts, grid, side="right") / max(totals[learner], 1)
+        share = 100 * np.searchsorted(ts, grid, side="right") / max(totals[learner], 1)
         ax.step(grid, share, where="post", label=learner)
     ax.set_xscale("log")
     ax.set_xlabel("learning time per task (s, summed over its predicates)")
-    ax.set_ylabel("share of tasks perfectly solved")
-    ax.set_ylim(0, 1)
+    ax.set_ylabel("tasks perfectly solved (%)")
+    ax.set_ylim(0, 100)
     ax.legend(fontsize=8)
     ax.set_title("Time to solve")
     return _png(fig, path)
