@@ -47,6 +47,7 @@ class _Tally:
         self.running: dict[str, tuple[Job, float]] = {}  # job id -> (job, wall-clock start)
         self.t0 = time.monotonic()
         self.phase: str | None = None  # what the sweep waits for before its first job (Ray, workers)
+        self.phase_t0 = time.monotonic()
         self.begun = False
 
     def begin(self, total: int, skipped: int) -> None:
@@ -78,10 +79,14 @@ class _Tally:
         """Jobs not finished and not learning now: waiting in a worker's batch or not yet sent."""
         return max(0, self.total - self.finished - len(self.running))
 
+    def waiting(self) -> str:
+        """The start-up phase with how long the sweep has waited so far: ``starting the workers (7s)``."""
+        return f"{self.phase} ({_duration(time.monotonic() - self.phase_t0)})"
+
     def line(self) -> str:
         """``12/68 done, running 2, queued 54, 0.5 jobs/s, ETA 1m50s`` (or what it waits for)."""
         if self.phase and not self.begun:
-            return f"0/{self.total} done: {self.phase}"
+            return f"0/{self.total} done: {self.waiting()}"
         return (
             f"{self.finished}/{self.total} done, running {len(self.running)}, queued {self.queued}, "
             f"{self.rate():.1f} jobs/s, ETA {self.eta()}"
@@ -114,7 +119,7 @@ class PlainProgress:
         self._print(f"{total} job(s) to run, {skipped} already stored")
 
     def starting(self, text: str) -> None:
-        self.tally.phase = text
+        self.tally.phase, self.tally.phase_t0 = text, time.monotonic()
         self._print(f"{text}...")
 
     def running(self, jobs: Sequence[Job]) -> None:
@@ -162,7 +167,7 @@ class LiveProgress:
         self.live.update(self.render())
 
     def starting(self, text: str) -> None:
-        self.tally.phase = text
+        self.tally.phase, self.tally.phase_t0 = text, time.monotonic()
         self.live.update(self.render())
 
     def running(self, jobs: Sequence[Job]) -> None:
@@ -186,7 +191,7 @@ class LiveProgress:
     def render(self, final: bool = False) -> Group:
         t = self.tally
         if t.phase and not t.begun:
-            return Group(Text(f"0/{t.total} done  ", style="dim") + Text(f"{t.phase}..."))
+            return Group(Text(f"0/{t.total} done  ") + Text(t.waiting(), style="dim"))
         head = Text(f"{t.finished}/{t.total} done")
         head.append(f"  ({t.skipped} already stored)  {t.rate():.1f} jobs/s  ETA {t.eta()}  ", style="dim")
         head.append(f"running {len(t.running)}  queued {t.queued}")
@@ -231,8 +236,6 @@ def next_steps(store: str, result: SweepResult) -> str:
     arg = f" --store {where}" if where != DEFAULT_STORE else ""
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.statuses.items())) or "nothing new"
     lines = [f"results: {where} ({counts}; {result.skipped} stored before)"]
-    if result.interrupted:
-        lines.append("interrupted: rerun the same command to finish (stored jobs are skipped)")
     commands = [
         (f"orch status{arg}", "done, failed and remaining jobs per learner"),
         (f"orch report{arg}", "the result tables (--format md, csv or json)"),
