@@ -80,6 +80,11 @@ def select(
         f"Kendall tau (ranking on the {len(sel.tasks)} chosen tasks vs all): {check.tau_selected:.3f};"
         f" random {len(sel.tasks)}-task subsets: {check.tau_random_mean:.3f} ± {check.tau_random_std:.3f}"
     )
+    if len(learners) < 3:  # the gains above are all 0 or 1 bit: say why rather than let them puzzle
+        typer.echo(
+            "note: with 2 learners every task that separates them gains the same 1 bit; the choice "
+            "means something from 3 learners on (orch run --learners a,b,c)"
+        )
 
 
 def compare_command(

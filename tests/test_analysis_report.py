@@ -263,3 +263,12 @@ def test_html_report_reads_right_in_chromium(store, tmp_path):
     for line in lines:
         cells = line.split("\t")
         assert not any(re.fullmatch(r"0\.\d+|1\.0+", c) for c in cells), line
+
+
+def test_select_with_two_learners_says_why_every_gain_is_one_bit(store, tmp_path):
+    two = _two_learner_store(store, tmp_path)
+    result = CliRunner().invoke(app, ["select", "--store", two.root, "--k", "3", "--samples", "50"])
+    assert result.exit_code == 0, result.output
+    assert "note: with 2 learners" in result.output and "from 3 learners" in result.output
+    three = CliRunner().invoke(app, ["select", "--store", store.root, "--k", "3", "--samples", "50"])
+    assert three.exit_code == 0 and "note:" not in three.output
