@@ -17,6 +17,10 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tasks.sources import TaskSource
 
 
 class UnknownName(ValueError):
@@ -172,7 +176,7 @@ def packed_dataset_hint(path: str | Path) -> str | None:
     )
 
 
-def open_dataset(spec: str | Path | None):
+def open_dataset(spec: str | Path | None) -> TaskSource:
     """:func:`tasks.sources.open_source` with errors a person can act on (:class:`UnknownName`)."""
     from tasks.sources import open_source
 
