@@ -99,9 +99,31 @@ def compare_command(
 ) -> None:
     """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy."""
     sa = ResultStore(store)
-    result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa))
+    import dataclasses
+
+    sides = [Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa)]
+    # a misspelt learner would compare against nothing: say so, with suggestions
+    sides = [dataclasses.replace(side, learner=_stored_learner(side)) for side in sides]
+    result = compare(*sides)
     rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
     typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
+
+
+def _stored_learner(side: Side) -> str:
+    """The store's spelling of the side's learner (case-insensitive); BadParameter with close
+    matches when the store has no row of it."""
+    from orchestrator.suggest import did_you_mean
+
+    names = sorted({n for n in side.store.latest(["learner"])["learner"].to_pylist() if n})
+    if side.learner in names or side.learner.split(" (")[0] in names:  # "knn5 (60s)": one budget of several
+        return side.learner
+    folded = [n for n in names if n.lower() == side.learner.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    close = did_you_mean(side.learner, names)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    listing = f"learners there: {', '.join(names)}" if names else "it holds no results"
+    raise typer.BadParameter(f"no learner {side.learner!r} in the store {side.store.uri}; {hint}{listing}")
 
 
 analyse_app = typer.Typer(

@@ -272,3 +272,13 @@ def test_select_with_two_learners_says_why_every_gain_is_one_bit(store, tmp_path
     assert "note: with 2 learners" in result.output and "from 3 learners" in result.output
     three = CliRunner().invoke(app, ["select", "--store", store.root, "--k", "3", "--samples", "50"])
     assert three.exit_code == 0 and "note:" not in three.output
+
+
+def test_compare_a_misspelt_learner_is_an_error_with_suggestions(store):
+    result = CliRunner().invoke(app, ["compare", "stornge", "WEAK", "--store", store.root])
+    assert result.exit_code == 2
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "no learner 'stornge' in the store" in text and "did you mean strong?" in text
+    ok = CliRunner().invoke(app, ["compare", "STRONG", "weak", "--store", store.root, "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["summary"][0]["tasks"] == 16
