@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 from learners.base import UnknownLearner, learner_params, spec_for
 from orchestrator import durations
-from orchestrator.suggest import UnknownName, resolve_game, resolve_learner, source_label
+from orchestrator.suggest import UnknownName, did_you_mean, resolve_game, resolve_learner, source_label
 from tasks.sources import TaskSource
 
 
@@ -169,6 +169,8 @@ def build_jobs(
         raise SweepError(f"--repeats must be at least 1, not {repeats}")
     if budget_s <= 0:
         raise SweepError(f"--budget must be positive, not {budget_s}s")
+    if targets:
+        targets = _check_targets(source, chosen, targets)
     jobs = []
     for game in chosen:
         fingerprint = source.fingerprint(game)
@@ -191,6 +193,20 @@ def build_jobs(
     if not jobs:
         raise SweepError(f"the sweep is empty (games={list(chosen)}, targets={list(targets or [])})")
     return jobs
+
+
+def _check_targets(source: TaskSource, games: Sequence[str], targets: Sequence[str]) -> list[str]:
+    """``--targets`` in the sources' spelling (case-insensitive); one no chosen game has is an error."""
+    known = sorted({t for g in games for t in source.targets(g)})
+    out = []
+    for t in targets:
+        match = t if t in known else next((k for k in known if k.lower() == t.lower()), None)
+        if match is None:
+            close = did_you_mean(t, known)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            raise SweepError(f"no target {t!r} in the chosen games; {hint}their targets: {', '.join(known)}")
+        out.append(match)
+    return out
 
 
 def sweep_name(jobs: Sequence[Job]) -> str:

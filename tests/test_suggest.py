@@ -107,3 +107,14 @@ def test_help_shows_flags_as_flags(command):
     if command == ["run", "--help"]:
         assert "--all-games" in result.output
         assert "<str>" in result.output  # options that take a value still say so
+
+
+def test_targets_are_checked_case_insensitively_with_suggestions(tmp_path):
+    ds = write_tiny_dataset(tmp_path / "ds")
+    jobs = build_jobs(Dataset(ds), str(ds), ["alpha"], ["noop"], targets=["GOAL"], budget_s=5)
+    assert {j.target for j in jobs} == {"goal"}
+    with pytest.raises(
+        SweepError,
+        match=r"no target 'nxt' in the chosen games; did you mean next\? their targets: goal, next",
+    ):
+        build_jobs(Dataset(ds), str(ds), ["alpha"], ["noop"], targets=["nxt"], budget_s=5)
