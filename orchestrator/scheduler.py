@@ -511,7 +511,7 @@ def run_sweep(
         progress.end(result)
         return result
     where = f"the Ray cluster at {options.address}" if options.address else "a local Ray"
-    notify(progress, "starting", f"starting {where} (a few seconds)")
+    notify(progress, "starting", f"starting {where}")
     with ray_session(options.address, options.num_cpus) as ray:
         sched = _Scheduler(ray, todo, attempts, store, options, progress)
         notify(progress, "starting", "starting the workers")

@@ -26,7 +26,7 @@ def test_live_panel_counts_started_jobs_as_running_and_the_rest_as_queued():
     live = LiveProgress(Console(file=io.StringIO(), width=120))
     jobs = [_job(i) for i in range(4)]
     live.tally.begin(4, 0)
-    live.starting("starting a local Ray (a few seconds)")
+    live.starting("starting a local Ray")
     assert "starting a local Ray" in _screen(live) and "ETA" not in _screen(live)
     live.running(jobs)  # all four sent to workers in batches: none has started
     live.started(jobs[0], time.time() - 42)
@@ -48,7 +48,7 @@ def test_plain_progress_prints_phases_and_a_periodic_line_with_an_eta():
     plain = PlainProgress(out, every=0.0)
     jobs = [_job(i) for i in range(3)]
     plain.begin(3, 1)
-    plain.starting("starting a local Ray (a few seconds)")
+    plain.starting("starting a local Ray")
     plain.tick()
     plain.running(jobs)
     plain.started(jobs[0], time.time())
@@ -58,8 +58,8 @@ def test_plain_progress_prints_phases_and_a_periodic_line_with_an_eta():
     plain.tick()
     lines = out.getvalue().splitlines()
     assert lines[0] == "3 job(s) to run, 1 already stored"
-    assert lines[1] == "starting a local Ray (a few seconds)..."
-    assert lines[2] == "progress: 0/3 done: starting a local Ray (a few seconds) (0s)"
+    assert lines[1] == "starting a local Ray..."
+    assert lines[2] == "progress: 0/3 done: starting a local Ray (0s)"
     assert lines[3].startswith("[1/3] ok") and "job=j0" in lines[3]
     assert lines[4].startswith("progress: 1/3 done, running 1, queued 1, ") and "ETA " in lines[4]
     assert "ETA ?" not in lines[4]
