@@ -93,8 +93,8 @@ class _Tally:
         )
 
     def rate(self) -> float:
-        elapsed = time.monotonic() - self.t0
-        return self.finished / elapsed if elapsed > 0 else 0.0
+        # at least 1 s: a first job that ends within milliseconds is not "300 jobs/s"
+        return self.finished / max(1.0, time.monotonic() - self.t0)
 
     def eta(self) -> str:
         rate = self.rate()
@@ -123,7 +123,7 @@ class PlainProgress:
         self._print(f"{text}...")
 
     def running(self, jobs: Sequence[Job]) -> None:
-        pass  # sent to a worker: queued there until it starts
+        self.tally._first()  # sent to a worker (queued there until it starts): the workers are up
 
     def started(self, job: Job, since: float) -> None:
         self.tally.start(job, since)
@@ -171,7 +171,7 @@ class LiveProgress:
         self.live.update(self.render())
 
     def running(self, jobs: Sequence[Job]) -> None:
-        pass  # sent to a worker: queued there until it starts
+        self.tally._first()  # sent to a worker (queued there until it starts): the workers are up
 
     def started(self, job: Job, since: float) -> None:
         self.tally.start(job, since)
