@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from orchestrator.analysis.report import STRICT_NOTE, report_tables  # noqa: E402
+from orchestrator.analysis.report import STRICT_NOTE, display_rows, percent, perfect_cell, report_tables  # noqa: E402
 from orchestrator.analysis.selection import (  # noqa: E402
     PerformanceTable,
     check_selection,
@@ -35,16 +35,17 @@ from orchestrator.analysis.selection import (  # noqa: E402
 from orchestrator.storage.store import ResultStore  # noqa: E402
 
 PUBLISHED = [
-    # (learner, mean balanced accuracy %, perfectly solved, source). Marked "published" on the page.
-    ("ILASP* (paper Table 3)", 86.0, "40%", "IGGP paper, 200 tasks, 30 min/predicate, authors' scoring"),
-    ("Metagol (paper Table 3)", 69.0, "34%", "IGGP paper, 200 tasks, 30 min/predicate"),
-    ("ILASP* (strict re-score)", 86.0, "36.5%", "notes.md: authors' programs, every atom scored, 200 tasks"),
-    ("ILASP* (159 shared tasks)", 85.0, "57 (35.8%)", "authors' programs re-scored on the 159 shared tasks"),
-    ("true (reference impl.)", 49.1, "7", "independent implementation, 159 shared tasks"),
-    ("inertia (reference impl.)", 57.0, "7", "independent implementation, 159 shared tasks"),
-    ("mean (reference impl.)", 66.3, "25", "independent implementation, 159 shared tasks"),
-    ("knn1 (reference impl.)", 81.2, "26", "independent implementation, 159 shared tasks"),
-    ("knn5 (reference impl.)", 81.6, "32", "independent implementation, 159 shared tasks"),
+    # (learner, mean balanced accuracy %, tasks perfectly solved, of tasks, source), shown in the
+    # store's own format (percent; count/total (share)) and marked "published" on the page.
+    ("ILASP* (paper Table 3)", 86.0, 80, 200, "IGGP paper, 200 tasks, 30 min/predicate, authors' scoring"),
+    ("Metagol (paper Table 3)", 69.0, 68, 200, "IGGP paper, 200 tasks, 30 min/predicate"),
+    ("ILASP* (strict re-score)", 86.0, 73, 200, "notes.md: authors' programs, every atom scored, 200 tasks"),
+    ("ILASP* (159 shared tasks)", 85.0, 57, 159, "authors' programs re-scored on the 159 shared tasks"),
+    ("true (reference impl.)", 49.1, 7, 159, "independent implementation, 159 shared tasks"),
+    ("inertia (reference impl.)", 57.0, 7, 159, "independent implementation, 159 shared tasks"),
+    ("mean (reference impl.)", 66.3, 25, 159, "independent implementation, 159 shared tasks"),
+    ("knn1 (reference impl.)", 81.2, 26, 159, "independent implementation, 159 shared tasks"),
+    ("knn5 (reference impl.)", 81.6, 32, 159, "independent implementation, 159 shared tasks"),
 ]
 
 # GraphLog paper, single-task supervised, mean test accuracy over its 57 worlds (notes.md).
@@ -56,10 +57,15 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#22
 table{border-collapse:collapse;margin:1em 0;font-size:14px}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
-tr.published td{background:#fff8e1;font-style:italic}
+tr.published td{background:#fff8e1;font-style:italic} tr.published td:last-child{text-align:left}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 .note{color:#555;font-size:13px}
 """
+
+
+def _not_shown(reason: str) -> str:
+    """The one line a section shows instead of a table or figure that would mean nothing."""
+    return f"<p class='note reason'>Not shown: {html.escape(reason)}.</p>"
 
 
 def _png(fig, path: Path) -> str:
@@ -74,20 +80,24 @@ def _fmt(v) -> str:
 
 
 def _table_html(rows: list[dict], published: list[tuple] | None = None) -> str:
-    """An HTML table; ``published`` rows (learner, ba %, perfect, source) are appended, marked."""
+    """An HTML table of summary rows as people read them (:func:`display_rows`: percent, perfectly
+    solved as count/total (share)); ``published`` rows (learner, ba %, solved, of, source) are
+    appended in the same format, marked."""
     if not rows and not published:
         return "<p class='note'>(no rows)</p>"
-    cols = list(rows[0]) if rows else ["learner", "balanced_accuracy", "perfect"]
+    rows = display_rows(rows)
+    cols = list(rows[0]) if rows else ["learner", "tasks", "balanced accuracy", "perfectly solved"]
     if published:
         cols = [*cols, "source"]
     out = ["<table><tr>" + "".join(f"<th>{html.escape(str(c))}</th>" for c in cols) + "</tr>"]
     for r in rows:
         out.append("<tr>" + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in cols) + "</tr>")
-    for name, ba, perfect, source in published or []:
+    for name, ba, solved, of, source in published or []:
         values = {
             "learner": name,
-            "balanced_accuracy": f"{ba / 100:.3f}",
-            "perfect": perfect,
+            "tasks": of,
+            "balanced accuracy": percent(ba / 100),
+            "perfectly solved": perfect_cell(solved, of),
             "source": f"published: {source}",
         }
         out.append(
@@ -105,12 +115,12 @@ def predictive_rows(predictive: list[dict], task_rows: list[dict]) -> list[dict]
             "game": p["game"],
             "learner": p["learner"],
             "repeat": p["repeat"],
-            "legal ba": ba.get((p["game"], p["learner"], "legal")),
-            "applicability P": p["applicability_precision"],
-            "applicability R": p["applicability_recall"],
-            "next ba": ba.get((p["game"], p["learner"], "next")),
-            "effects P": p["effects_precision"],
-            "effects R": p["effects_recall"],
+            "legal balanced accuracy": percent(ba.get((p["game"], p["learner"], "legal"))),
+            "applicability precision": percent(p["applicability_precision"]),
+            "applicability recall": percent(p["applicability_recall"]),
+            "next balanced accuracy": percent(ba.get((p["game"], p["learner"], "next"))),
+            "effects precision": percent(p["effects_precision"]),
+            "effects recall": percent(p["effects_recall"]),
         }
         for p in sorted(predictive, key=lambda p: (p["game"], p["learner"], p["repeat"]))
     ]
@@ -128,13 +138,25 @@ def heatmap_ba(task_rows: list[dict], path: Path) -> str | None:
     learners = sorted({a for _, a in cells})
     m = np.full((len(games), len(learners)), np.nan)
     for (g, a), v in cells.items():
-        m[games.index(g), learners.index(a)] = np.mean(v)
+        m[games.index(g), learners.index(a)] = 100 * np.mean(v)  # percent, as in every table
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(learners), 1 + 0.28 * len(games)))
-    im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    im = ax.imshow(m, vmin=0, vmax=100, cmap="viridis", aspect="auto")
+    if m.size <= 200:  # small enough to print each cell's value, as the tables do
+        for (i, j), v in np.ndenumerate(m):
+            if not np.isnan(v):
+                ax.text(
+                    j,
+                    i,
+                    f"{v:.0f}%",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if v < 60 else "black",
+                )
     ax.set_xticks(range(len(learners)), learners, rotation=45, ha="right")
     ax.set_yticks(range(len(games)), games, fontsize=8)
-    fig.colorbar(im, ax=ax, label="balanced accuracy")
-    ax.set_title("Balanced accuracy per game (mean over targets)")
+    fig.colorbar(im, ax=ax, label="balanced accuracy (%)")
+    ax.set_title("Balanced accuracy per game (mean over targets)", fontsize=9)
     return _png(fig, path)
 
 
@@ -164,12 +186,12 @@ def time_to_solve(store: ResultStore, task_rows: list[dict], path: Path) -> str 
     grid = np.geomspace(1e-3, horizon * 1.05, 200)
     for learner in sorted(totals):
         ts = np.sort(solved.get(learner, []))
-        share = np.searchsorted(ts, grid, side="right") / max(totals[learner], 1)
+        share = 100 * np.searchsorted(ts, grid, side="right") / max(totals[learner], 1)
         ax.step(grid, share, where="post", label=learner)
     ax.set_xscale("log")
     ax.set_xlabel("learning time per task (s, summed over its predicates)")
-    ax.set_ylabel("share of tasks perfectly solved")
-    ax.set_ylim(0, 1)
+    ax.set_ylabel("tasks perfectly solved (%)")
+    ax.set_ylim(0, 100)
     ax.legend(fontsize=8)
     ax.set_title("Time to solve")
     return _png(fig, path)
@@ -277,8 +299,13 @@ def _graphlog_curves(summary: dict, path: Path) -> str | None:
     return _forgetting_and_png(fig, axes, series, "mean accuracy on earlier worlds", path)
 
 
+MIN_LEARNERS = 3
+"""Task selection and task correlation compare learners: with two, every task that tells them apart
+carries the same 1 bit and every correlation is +1 or -1, so they are shown from three learners."""
+
+
 def correlation_heatmap(table: PerformanceTable, path: Path) -> str | None:
-    if len(table.tasks) < 2 or len(table.learners) < 2:
+    if len(table.tasks) < 2 or len(table.learners) < MIN_LEARNERS:
         return None
     corr, order = task_correlation(table)
     m = corr[np.ix_(order, order)]
@@ -296,8 +323,13 @@ def correlation_heatmap(table: PerformanceTable, path: Path) -> str | None:
 
 def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Path) -> tuple[str, dict]:
     runs = complete_runs(runs_from_store(store))
-    if len({r["learner"] for r in runs}) < 2:
-        return "<p class='note'>Selection needs at least two learners with complete tasks.</p>", {}
+    learners = sorted({r["learner"] for r in runs})
+    if len(learners) < MIN_LEARNERS:
+        return _not_shown(
+            f"needs at least {MIN_LEARNERS} learners with complete tasks to mean anything (this store has "
+            f"{len(learners)}{': ' + ', '.join(learners) if learners else ''}); with two, every task that "
+            "separates them carries the same 1 bit and every task correlation is +1 or -1"
+        ), {}
     table = PerformanceTable.from_runs(runs, metrics)
     sel = greedy_select(table, k)
     check = check_selection(table, sel)
@@ -331,43 +363,66 @@ def write_html(
     out = Path(out)
     figdir = out.with_name(out.stem + "_figures")
     tables = report_tables(store, by=("learner", "target", "game", "task"))
+    task_rows = tables.get("task", [])
+    scored = any(r.get("tasks") for r in task_rows)
+    empty = "no complete task in this store yet (orch status says what is missing)"
     sections = [
         f"<h1>orch report</h1><p class='note'>Store: {html.escape(store.uri)}."
         f" {html.escape(STRICT_NOTE)} Rows in italics are published or reference figures, not runs of this store.</p>",
         "<h2>Learners (IGGP Table 3)</h2>",
         _table_html(tables.get("learner", []), PUBLISHED),
         "<h2>By target (Tables 4 and 5)</h2>",
-        _table_html(tables.get("target", [])),
+        _table_html(tables.get("target", [])) if tables.get("target") else _not_shown(empty),
     ]
+    absent = []  # (section, why): analyses this store has no data for, one line each at the end
     from orchestrator.analysis.predictive import read_predictive
 
     predictive = read_predictive(store)
     if predictive:
         sections += [
             "<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
-            _table_html(predictive_rows(predictive, tables.get("task", []))),
+            _table_html(predictive_rows(predictive, task_rows)),
         ]
-    img = heatmap_ba(tables.get("task", []), figdir / "heatmap_ba.png")
-    if img:
+    else:
+        absent.append(
+            ("Predictive power", f"not computed for this store (orch analyse predictive --store {store.uri})")
+        )
+    img = heatmap_ba(task_rows, figdir / "heatmap_ba.png")
+    sections += ["<h2>Balanced accuracy per game</h2>"]
+    sections += [f"<img alt='heatmap' src='data:image/png;base64,{img}'>" if img else _not_shown(empty)]
+    sections += ["<h2>Time to solve</h2>"]
+    if any(r.get("tasks") and r.get("perfect") == 1 for r in task_rows):
+        img = time_to_solve(store, task_rows, figdir / "time_to_solve.png")
+        sections += [f"<img alt='time to solve' src='data:image/png;base64,{img}'>"]
+    else:
         sections += [
-            "<h2>Balanced accuracy per game</h2>",
-            f"<img alt='heatmap' src='data:image/png;base64,{img}'>",
+            _not_shown("no task was perfectly solved, so every curve would be flat at 0" if scored else empty)
         ]
-    img = time_to_solve(store, tables.get("task", []), figdir / "time_to_solve.png")
-    if img:
-        sections += ["<h2>Time to solve</h2>", f"<img alt='time to solve' src='data:image/png;base64,{img}'>"]
     img = gnn_curves(store, figdir / "gnn_curves.png")
     if img:
         sections += [
             "<h2>GNN learning and forgetting curves</h2>",
             f"<img alt='gnn curves' src='data:image/png;base64,{img}'>",
         ]
-    sections += graphlog_sections(store, figdir / "graphlog_curves.png")
+    else:
+        absent.append(("GNN learning and forgetting curves", "no GNN learner (gnn-...) ran in this store"))
+    graphlog = graphlog_sections(store, figdir / "graphlog_curves.png")
+    sections += graphlog
+    if not graphlog:
+        absent.append(("GraphLog", "no GraphLog sweep or GraphLog rule-learner runs in this store"))
     sel_html, _ = selection_section(store, k, list(metrics), figdir)
-    sections += ["<h2>Task selection by information gain</h2>", sel_html]
-    sections += ["<h2>By game (Table 5 style)</h2>", _table_html(tables.get("game", []))]
+    sections += ["<h2>Task selection by information gain and task correlation</h2>", sel_html]
+    sections += ["<h2>By game (Table 5 style)</h2>"]
+    sections += [_table_html(tables["game"]) if tables.get("game") else _not_shown(empty)]
     if tables.get("incomplete"):
-        sections += ["<h2>Incomplete tasks</h2>", _table_html(tables["incomplete"])]
+        sections += [
+            "<h2>Incomplete tasks</h2>",
+            "<p class='note'>Left out of every table and figure above, by learner and reason.</p>",
+            _table_html(tables["incomplete"]),
+        ]
+    if absent:
+        items = "".join(f"<li><b>{html.escape(a)}</b>: {html.escape(why)}.</li>" for a, why in absent)
+        sections += ["<h2>Not in this report</h2>", f"<ul class='note'>{items}</ul>"]
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>orch report</title><style>{CSS}</style>"
         f"</head><body>{''.join(sections)}</body></html>"

@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -223,11 +224,46 @@ def report_tables(
 # --- rendering -------------------------------------------------------------------------------------
 
 
+def percent(value: float | None) -> str:
+    """A share as people read it in every table of orch (terminal, Markdown, HTML): ``94.5%``."""
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def perfect_cell(count: float | None, total: int | None) -> str:
+    """Perfectly solved tasks as ``count/total (share)``: ``3/12 (25.0%)``; ``-`` without tasks.
+
+    ``count`` may be fractional (repeats: the mean number of runs solved perfectly)."""
+    if count is None or not total:
+        return "-"
+    shown = f"{count:g}" if float(count).is_integer() else f"{count:.2f}"
+    return f"{shown}/{total} ({100 * count / total:.1f}%)"
+
+
+def display_rows(rows: list[dict]) -> list[dict]:
+    """Summary rows as a person reads them: balanced accuracy in percent and one ``perfect`` column
+    as ``count/total (share)`` instead of a count beside a fraction (JSON and CSV keep raw numbers)."""
+    out = []
+    for r in rows:
+        d = {}
+        for key, value in r.items():
+            if key == "balanced_accuracy":
+                d["balanced accuracy"] = percent(value)
+            elif key == "perfect" and "tasks" in r:
+                d["perfectly solved"] = perfect_cell(value if r["tasks"] else None, r["tasks"])
+            elif key != "perfect_share" or "tasks" not in r:
+                d[key] = value
+        out.append(d)
+    return out
+
+
+_NUMBER = re.compile(r"^-$|^[\d.]+%?$|^[\d.]+/\d+ \([\d.]+%\)$")
+
+
 def _cell(column: str, value) -> str:
     if value is None:
         return "-"
-    if column in ("balanced_accuracy", "perfect_share"):
-        return f"{100 * value:.1f}%"
+    if column in ("balanced_accuracy", "perfect_share") and isinstance(value, float):
+        return percent(value)
     return str(value)
 
 
@@ -235,7 +271,10 @@ def _text_table(rows: list[dict]) -> list[str]:
     columns = list(rows[0])
     cells = [[_cell(c, r[c]) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    numeric = [all(isinstance(r[c], int | float) or r[c] is None for r in rows) for c in columns]
+    numeric = [
+        all(isinstance(r[c], int | float) or r[c] is None or _NUMBER.match(str(r[c])) for r in rows)
+        for c in columns
+    ]
 
     def line(values: list[str]) -> str:
         return "  ".join(
@@ -276,7 +315,8 @@ def render(tables: dict[str, list[dict]], format: str = "table") -> str:
             continue
         title = "incomplete tasks (left out of the tables above)" if name == "incomplete" else f"by {name}"
         out.append(f"## {title}" if format == "md" else f"{title}:")
-        out += _md_table(rows) if format == "md" else _text_table(rows)
+        shown = display_rows(rows)
+        out += _md_table(shown) if format == "md" else _text_table(shown)
         out.append("")
     if not any(tables.values()):
         out.append("no results in the store")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 from orchestrator import __version__
-from orchestrator.cli import analysis, games, graphlog, learners, run
+from orchestrator.cli import analysis, games, graphlog, helptext, learners, run
+
+helptext.install()  # flags render as flags in --help (see orchestrator/cli/helptext.py)
 
 app = typer.Typer(
     name="orch",

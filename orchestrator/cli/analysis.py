@@ -6,12 +6,17 @@ does not pay for them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from orchestrator.storage import DEFAULT_STORE
+
+if TYPE_CHECKING:
+    from orchestrator.analysis.compare import Side
 
 METRICS = ("ba", "perfect")
 
@@ -124,6 +129,11 @@ def select(
         f"Kendall tau (ranking on the {len(sel.tasks)} chosen tasks vs all): {check.tau_selected:.3f};"
         f" random {len(sel.tasks)}-task subsets: {check.tau_random_mean:.3f} ± {check.tau_random_std:.3f}"
     )
+    if len(learners) < 3:  # the gains above are all 0 or 1 bit: say why rather than let them puzzle
+        typer.echo(
+            "note: with 2 learners every task that separates them gains the same 1 bit; the choice "
+            "means something from 3 learners on (orch run --learners a,b,c)"
+        )
 
 
 def compare_command(
@@ -142,9 +152,29 @@ def compare_command(
     from orchestrator.storage.store import ResultStore
 
     sa = ResultStore(store)
-    result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa))
+    sides = [Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa)]
+    # a misspelt learner would compare against nothing: say so, with suggestions
+    sides = [dataclasses.replace(side, learner=_stored_learner(side)) for side in sides]
+    result = compare(sides[0], sides[1])
     rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
     typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
+
+
+def _stored_learner(side: Side) -> str:
+    """The store's spelling of the side's learner (case-insensitive); BadParameter with close
+    matches when the store has no row of it."""
+    from orchestrator.suggest import did_you_mean
+
+    names = sorted({n for n in side.store.latest(["learner"])["learner"].to_pylist() if n})
+    if side.learner in names or side.learner.split(" (")[0] in names:  # "knn5 (60s)": one budget of several
+        return side.learner
+    folded = [n for n in names if n.lower() == side.learner.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    close = did_you_mean(side.learner, names)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    listing = f"learners there: {', '.join(names)}" if names else "it holds no results"
+    raise typer.BadParameter(f"no learner {side.learner!r} in the store {side.store.uri}; {hint}{listing}")
 
 
 analyse_app = typer.Typer(

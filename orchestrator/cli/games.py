@@ -14,6 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from orchestrator.suggest import UnknownName, resolve_game, source_label
+
 games_app = typer.Typer(
     help="IGGP games: list, generate tasks from GDL, check data against GDL.", no_args_is_help=True
 )
@@ -53,13 +55,21 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
 
 def _open(dataset: str | None):
+    from orchestrator.suggest import UnknownName, open_dataset
     from tasks.iggp import Dataset
-    from tasks.sources import open_source
 
-    source = open_source(dataset)
+    try:
+        source = open_dataset(dataset)  # a packed ../shared/iggp says to run unpack first
+    except UnknownName as e:
+        raise _fail(str(e)) from None
     if not isinstance(source, Dataset):
         raise _fail(f"{dataset}: not an IGGP dataset (games commands need the published layout)")
     return source
+
+
+def _where(dataset: str | None, ds) -> str:
+    """The dataset as the user named it: "the bundled games", never their cache directory."""
+    return source_label(dataset) if dataset is None or dataset == "bundled" else ds.root
 
 
 def _count_examples(path: Path) -> int:
@@ -94,9 +104,10 @@ def list_games(
     except _input_errors() as e:
         raise _fail(str(e)) from None
     if as_json:
-        typer.echo(json.dumps({"dataset": ds.root, "games": rows}, indent=2))
+        typer.echo(json.dumps({"dataset": _where(dataset, ds), "games": rows}, indent=2))
         return
-    table = Table(title=f"{len(rows)} games in {ds.root}")
+    bundled = dataset is None or dataset == "bundled"
+    table = Table(title=f"{len(rows)} bundled games" if bundled else f"{len(rows)} games in {ds.root}")
     for col in ("game", "GDL", "types", "goal", "legal", "next", "terminal"):
         table.add_column(col, justify="right" if col in ("goal", "legal", "next", "terminal") else "left")
     for r in rows:
@@ -258,8 +269,7 @@ def check(
     try:
         ds = _open(dataset)
         names = [g.strip() for g in games.split(",") if g.strip()] if games else ds.games()
-        for g in names:
-            ds.check_game(g)
+        names = [resolve_game(g, ds.games(), _where(dataset, ds)) for g in names]  # any case, suggestions
         results = []
         with _bar(as_json) as progress:
             bar = progress.add_task("checking", total=len(names))
@@ -267,13 +277,13 @@ def check(
                 progress.update(bar, description=f"checking {g}")
                 results.append(check_game(ds, g, solver_fallback=solver_fallback))
                 progress.advance(bar)
-    except _input_errors() as e:
+    except _input_errors() + (UnknownName,) as e:
         raise _fail(str(e).strip("'\"")) from None
     code = exit_code(results, strict=strict)
     tally = {s: sum(r.status == s for r in results) for s in STATUSES}
     if as_json:
         report = {
-            "dataset": ds.root,
+            "dataset": _where(dataset, ds),
             "exit_code": code,
             "statuses": tally,
             "data_defects": {r.game: r.defects for r in results if r.defects},
@@ -281,7 +291,7 @@ def check(
         }
         typer.echo(json.dumps(report, indent=2))
         raise typer.Exit(code)
-    table = Table(title=f"oracle check of {ds.root}")
+    table = Table(title=f"oracle check of {_where(dataset, ds)}")
     for col in ("game", "status", "examples", "agree", "detail"):
         table.add_column(col, justify="right" if col in ("examples", "agree") else "left", overflow="fold")
     for r in results:

@@ -8,7 +8,6 @@ with a single command.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import time
@@ -21,6 +20,14 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.durations import budget_option, format_duration
+from orchestrator.suggest import (
+    UnknownName,
+    did_you_mean,
+    open_dataset,
+    resolve_game,
+    resolve_learner,
+    source_label,
+)
 
 if TYPE_CHECKING:  # learners and tasks are imported inside the commands: `orch --help` stays fast
     from learners.base import Model
@@ -82,24 +89,25 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _open(dataset: Path | None):
-    from tasks.sources import open_source
-
     try:
-        return open_source(dataset)
-    except (ValueError, KeyError, OSError) as e:
+        return open_dataset(dataset)
+    except UnknownName as e:
         raise _fail(str(e)) from None
 
 
 def _load_task(dataset: Path | None, game: str, target: str, predicate: str | None) -> Task:
     source = _open(dataset)
-    games = source.games()
-    if game not in games:
-        close = difflib.get_close_matches(game, games, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; games: {', '.join(games)}"
-        raise _fail(f"no game {game!r} in {source.root}{hint}")
+    try:
+        game = resolve_game(game, source.games(), source_label(dataset))
+    except UnknownName as e:
+        raise _fail(str(e)) from None
     targets = source.targets(game)
+    if target.lower() in targets:
+        target = target.lower()
     if target not in targets:
-        raise _fail(f"game {game} has no target {target!r}; its targets are {', '.join(targets)}")
+        close = did_you_mean(target, targets)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise _fail(f"game {game} has no target {target!r}; {hint}its targets are {', '.join(targets)}")
     task = source.load_task(game, target)
     if predicate is not None:
         try:
@@ -109,7 +117,7 @@ def _load_task(dataset: Path | None, game: str, target: str, predicate: str | No
     return task
 
 
-def _fit(learner: str, task: Task, seconds: float | None) -> tuple[Model, str, int, float]:
+def _fit_supervised(learner: str, task: Task, seconds: float | None) -> tuple[Model, str, int, float]:
     """Fit in a supervised child killed at the deadline (orch run's worker): model, status, reports, seconds.
 
     Each reported model is shipped out of the child as it is reported, so a learner stopped at the
@@ -181,23 +189,32 @@ def learn(
     is; a stopped learner is scored with the last model it reported.
     """
     from learners.base import UnknownLearner, learner_applies, make_learner
-    from learners.metrics import evaluate, pool
+    from learners.metrics import pool
 
     try:
-        make_learner(learner)
-    except UnknownLearner as e:
+        learner = resolve_learner(learner)  # case-insensitive, with suggestions and the name forms
+        learner_obj = make_learner(learner)
+    except (UnknownLearner, UnknownName) as e:
         raise _fail(str(e)) from None
     except ValueError as e:
         raise _fail(f"learner {learner!r}: {e}") from None
     seconds = budget
     task = _load_task(dataset, game, target, predicate)
-    applies, why = learner_applies(make_learner(learner), task)
+    applies, why = learner_applies(learner_obj, task)
     if not applies:
         raise _fail(f"{learner} does not apply to {task.name}: {why}", code=1)
-    model, status, reports, learn_s = _fit(learner, task, seconds)
-    started = time.monotonic()
-    results = evaluate(model, task, ("validate", "test"))
-    eval_s = time.monotonic() - started
+    # As a sweep does: one fit per flattened predicate, each within the budget, counts pooled per task
+    # (ILP learners only take one predicate at a time; the others give the sweep's numbers this way).
+    parts = [task] if len(task.predicates) == 1 else [task.for_predicate(p) for p in task.predicates]
+    fits = [_fit(learner, part, seconds) for part in parts]
+    results: dict[str, dict[str, Counts]] = {}
+    for fit in fits:
+        for split, counts in fit["results"].items():
+            results.setdefault(split, {}).update(counts)
+    learn_s, eval_s = sum(f["learn_s"] for f in fits), sum(f["eval_s"] for f in fits)
+    reports = sum(f["reports"] for f in fits)
+    status = "timeout" if any(f["status"] == "timeout" for f in fits) else "ok"
+    program = _program(fits)
 
     if as_json:
         doc = {
@@ -210,9 +227,15 @@ def learn(
             "learn_s": learn_s,
             "eval_s": eval_s,
             "reports": reports,
-            "model": model.describe(),
-            "rules": model.rules(),
+            "model": fits[0]["model"]
+            if len(fits) == 1
+            else "; ".join(f"{f['predicate']}: {f['model']}" for f in fits),
+            "rules": program,
             "missing": task.missing,
+            "learned": {
+                f["predicate"]: {k: f[k] for k in ("learn_s", "eval_s", "reports", "model", "rules")}
+                for f in fits
+            },
             "splits": {
                 split: {
                     "predicates": {p: _counts_json(c) for p, c in counts.items()},
@@ -228,17 +251,47 @@ def learn(
     console.print(f"[bold]{task.describe()}[/bold]")
     for split, why in task.missing.items():
         console.print(f"[yellow]missing {split} split: {why}[/yellow]")
+    each = f"{len(fits)} predicates, budget {format_duration(seconds)} each" if len(fits) > 1 else None
     console.print(
-        f"{learner}: learned in {learn_s:.2f}s (budget {format_duration(seconds)}"
+        f"{learner}: learned in {learn_s:.2f}s ({each or 'budget ' + format_duration(seconds)}"
         f"{', stopped at the budget' if status == 'timeout' else ''}, "
         f"{reports} reported model(s)), scored in {eval_s:.2f}s"
     )
-    console.print(f"model: {model.describe()}")
+    for f in fits:
+        console.print(
+            f"model{' of ' + f['predicate'] if len(fits) > 1 else ''}: {f['model']}", highlight=False
+        )
     console.print(_results_table(task, learner, results))
-    rules = model.rules()
-    if rules:
+    if program:
         console.print("[bold]rules[/bold]")
-        console.print(rules, markup=False, highlight=False)
+        console.print(program, markup=False, highlight=False, soft_wrap=True)
+
+
+def _fit(learner: str, task: Task, seconds: float | None) -> dict:
+    """Fit ``learner`` on one (sub-)task under the hard budget and score validate and test."""
+    from learners.metrics import evaluate
+
+    model, status, reports, learn_s = _fit_supervised(learner, task, seconds)
+    started = time.monotonic()
+    results = evaluate(model, task, ("validate", "test"))
+    return {
+        "predicate": task.predicates[0] if len(task.predicates) == 1 else None,
+        "status": status,
+        "learn_s": learn_s,
+        "eval_s": time.monotonic() - started,
+        "reports": reports,
+        "model": model.describe(),
+        "rules": model.rules(),
+        "results": results,
+    }
+
+
+def _program(fits: list[dict]) -> str | None:
+    """The whole target's program: each predicate's rules, under a comment naming the predicate."""
+    if len(fits) == 1:
+        return fits[0]["rules"]
+    blocks = [f"% {f['predicate']}\n{f['rules'].rstrip()}" for f in fits if f["rules"]]
+    return "\n".join(blocks) if blocks else None
 
 
 def _results_table(task: Task, learner: str, results: dict[str, dict[str, Counts]]) -> Table:

@@ -80,7 +80,7 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of progress."),
 ) -> None:
     """Run learners on every (game, predicate) of a dataset on Ray; results go to the store."""
-    from orchestrator.scheduling.progress import make_progress
+    from orchestrator.scheduling.progress import make_progress, next_steps
     from orchestrator.scheduling.scheduler import SchedulerError, SweepOptions, run_sweep
     from orchestrator.scheduling.sweep import (
         SweepError,
@@ -92,7 +92,7 @@ def run(
         validate_learners,
     )
     from orchestrator.storage.store import ResultStore, StoreError, scrub
-    from tasks.sources import open_source
+    from orchestrator.suggest import UnknownName, open_dataset
 
     if all_games == bool(games):
         raise _fail("give either --games a,b or --all-games")
@@ -100,25 +100,28 @@ def run(
     try:
         budget_s = require_limit(budget)
         memory = parse_bytes(memory_per_job) if memory_per_job else None
-        validate_learners(split_names(learners))  # cheap, so before a dataset that may be slow to open
+        # cheap, so before a dataset that may be slow to open; names come back in canonical case
+        learner_names = list(validate_learners(split_names(learners)))
     except SweepError as e:
         raise _fail(str(e)) from e
     try:
-        source = open_source(dataset)
+        source = open_dataset(dataset)
+    except UnknownName as e:
+        raise _fail(str(e)) from e
     except Exception as e:  # a broken dataset is a clear one-line error, never a traceback
         raise _fail(f"cannot open the dataset {spec}: {type(e).__name__}: {e}") from e
     try:
         target_list = split_names(targets) or None
         jobs = build_jobs(
             source, spec if spec == "bundled" or ":" in spec else source.root,
-            None if all_games else split_names(games), split_names(learners),
+            None if all_games else split_names(games), learner_names,
             targets=target_list, seed=seed, repeats=repeats, budget_s=budget_s,
         )  # fmt: skip
         results = ResultStore(store)
     except (SweepError, ValueError, KeyError, StoreError, OSError) as e:
         raise _fail(str(e)) from e
     name = sweep or sweep_name(jobs)
-    settings = {"learners": split_names(learners), "seed": seed, "repeats": repeats, "budget_s": budget_s,
+    settings = {"learners": learner_names, "seed": seed, "repeats": repeats, "budget_s": budget_s,
                 "targets": target_list, "dataset": jobs[0].dataset}  # fmt: skip
     options = SweepOptions(
         name, max_retries=max_retries, memory_per_job=memory, retry_failed=retry_failed,
@@ -132,6 +135,8 @@ def run(
         raise _fail(str(e)) from e
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if not as_json:
+        typer.echo(next_steps(store, result))
     if as_json:
         out = {"sweep": name, "store": scrub(store), "planned": result.planned, "skipped": result.skipped,
                "finished": result.finished, "statuses": result.statuses, "wall_s": round(result.wall_s, 3),

@@ -71,12 +71,24 @@ class GraphLogRunner:
     def __init__(self, limits: JobLimits) -> None:
         self.limits = limits
         self.node = node_name()
+        self.current: tuple[str, float] | None = None
 
     def info(self) -> dict:
         return {"pid": os.getpid(), "node": self.node}
 
+    def current_job(self) -> tuple[str, float] | None:
+        """(job id, wall-clock start) of the job running now, for the driver's running/queued count."""
+        return self.current
+
     def run(self, jobs: list[Job]) -> list[ResultRow]:
-        return [self.run_one(job) for job in jobs]
+        rows = []
+        try:
+            for job in jobs:
+                self.current = (job.job_id, time.time())
+                rows.append(self.run_one(job))
+        finally:
+            self.current = None
+        return rows
 
     def run_one(self, job: Job) -> ResultRow:
         spec = GraphLogJob.of(job)

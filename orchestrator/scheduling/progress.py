@@ -1,8 +1,14 @@
 """What a running sweep shows: a live rich panel on a terminal, one plain line per job elsewhere.
 
 The live panel gives jobs by status, throughput, an ETA and the slowest running jobs. Off a TTY
-(CI logs, ``nohup``) a redraw would be noise, so each finished job prints one line instead. With
-``--json`` nothing is printed while running; the command prints one summary object at the end.
+(CI logs, ``nohup``) a redraw would be noise, so each finished job prints one line instead, plus a
+one-line summary with the ETA every ``every`` seconds. With ``--json`` nothing is printed while
+running; the command prints one summary object at the end.
+
+*Running* means learning on a worker slot now, as the worker itself reports (the scheduler polls
+it): a job sent to a worker in a batch waits there behind the jobs before it and is *queued* until
+it starts, so "running" never exceeds the slots and "running for" is the job's own time.
+While Ray and the workers come up, the display says so instead of showing a silent 0/N.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from rich.text import Text
 
 from orchestrator.scheduling.scheduler import SilentProgress, SweepResult
 from orchestrator.scheduling.sweep import Job
+from orchestrator.storage.store import DEFAULT_STORE
 
 STATUS_STYLE = {
     "ok": "green",
@@ -44,20 +51,29 @@ class _Tally:
     def __init__(self) -> None:
         self.total = self.skipped = 0
         self.done: Counter[str] = Counter()
-        self.running: dict[str, tuple[Job, float]] = {}
+        self.running: dict[str, tuple[Job, float]] = {}  # job id -> (job, wall-clock start)
         self.t0 = time.monotonic()
+        self.phase: str | None = None  # what the sweep waits for before its first job (Ray, workers)
+        self.phase_t0 = time.monotonic()
+        self.begun = False
 
     def begin(self, total: int, skipped: int) -> None:
         self.total, self.skipped, self.t0 = total, skipped, time.monotonic()
 
-    def start(self, jobs: Sequence[Job]) -> None:
-        now = time.monotonic()
-        if not self.running and not self.finished:
-            self.t0 = now  # throughput counts from the first job, not from Ray's start-up
-        for job in jobs:
-            self.running[job.job_id] = (job, now)
+    def _first(self) -> None:
+        if not self.begun:
+            self.begun, self.phase = True, None
+            self.t0 = time.monotonic()  # throughput counts from the first job, not from Ray's start-up
+
+    def start(self, job: Job, since: float) -> None:
+        self._first()
+        self.running[job.job_id] = (job, since)
+
+    def end(self, job: Job) -> None:
+        self.running.pop(job.job_id, None)
 
     def finish(self, job: Job, status: str) -> None:
+        self._first()
         self.running.pop(job.job_id, None)
         self.done[status] += 1
 
@@ -65,9 +81,27 @@ class _Tally:
     def finished(self) -> int:
         return sum(self.done.values())
 
+    @property
+    def queued(self) -> int:
+        """Jobs not finished and not learning now: waiting in a worker's batch or not yet sent."""
+        return max(0, self.total - self.finished - len(self.running))
+
+    def waiting(self) -> str:
+        """The start-up phase with how long the sweep has waited so far: ``starting the workers (7s)``."""
+        return f"{self.phase} ({_duration(time.monotonic() - self.phase_t0)})"
+
+    def line(self) -> str:
+        """``12/68 done, running 2, queued 54, 0.5 jobs/s, ETA 1m50s`` (or what it waits for)."""
+        if self.phase and not self.begun:
+            return f"0/{self.total} done: {self.waiting()}"
+        return (
+            f"{self.finished}/{self.total} done, running {len(self.running)}, queued {self.queued}, "
+            f"{self.rate():.1f} jobs/s, ETA {self.eta()}"
+        )
+
     def rate(self) -> float:
-        elapsed = time.monotonic() - self.t0
-        return self.finished / elapsed if elapsed > 0 else 0.0
+        # at least 1 s: a first job that ends within milliseconds is not "300 jobs/s"
+        return self.finished / max(1.0, time.monotonic() - self.t0)
 
     def eta(self) -> str:
         rate = self.rate()
@@ -75,18 +109,34 @@ class _Tally:
 
 
 class PlainProgress:
-    """One line per finished job (for logs and pipes)."""
+    """One line per finished job and a progress line with the ETA every ``every`` s (logs, pipes)."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, every: float = 30.0) -> None:
         self.stream = stream or sys.stdout
         self.tally = _Tally()
+        self.every = every
+        self.said = time.monotonic()
+
+    def _print(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
 
     def begin(self, total: int, skipped: int) -> None:
         self.tally.begin(total, skipped)
-        print(f"{total} job(s) to run, {skipped} already stored", file=self.stream, flush=True)
+        self.said = time.monotonic()
+        self._print(f"{total} job(s) to run, {skipped} already stored")
+
+    def starting(self, text: str) -> None:
+        self.tally.phase, self.tally.phase_t0 = text, time.monotonic()
+        self._print(f"{text}...")
 
     def running(self, jobs: Sequence[Job]) -> None:
-        self.tally.start(jobs)
+        self.tally._first()  # sent to a worker (queued there until it starts): the workers are up
+
+    def started(self, job: Job, since: float) -> None:
+        self.tally.start(job, since)
+
+    def ended(self, job: Job) -> None:
+        self.tally.end(job)
 
     def finished(self, job: Job, row: dict) -> None:
         self.tally.finish(job, row["status"])
@@ -99,10 +149,13 @@ class PlainProgress:
         )
 
     def tick(self) -> None:
-        pass
+        now = time.monotonic()
+        if now - self.said >= self.every:
+            self.said = now
+            self._print(f"progress: {self.tally.line()}")
 
     def end(self, result: SweepResult) -> None:
-        print(summary_line(result), file=self.stream, flush=True)
+        self._print(summary_line(result))
 
 
 class LiveProgress:
@@ -120,8 +173,18 @@ class LiveProgress:
         self.live.start()
         self.live.update(self.render())
 
+    def starting(self, text: str) -> None:
+        self.tally.phase, self.tally.phase_t0 = text, time.monotonic()
+        self.live.update(self.render())
+
     def running(self, jobs: Sequence[Job]) -> None:
-        self.tally.start(jobs)
+        self.tally._first()  # sent to a worker (queued there until it starts): the workers are up
+
+    def started(self, job: Job, since: float) -> None:
+        self.tally.start(job, since)
+
+    def ended(self, job: Job) -> None:
+        self.tally.end(job)
 
     def finished(self, job: Job, row: dict) -> None:
         self.tally.finish(job, row["status"])
@@ -132,25 +195,29 @@ class LiveProgress:
             self.drawn = now
             self.live.update(self.render())
 
-    def render(self) -> Group:
+    def render(self, final: bool = False) -> Group:
         t = self.tally
+        if t.phase and not t.begun:
+            return Group(Text(f"0/{t.total} done  ") + Text(t.waiting(), style="dim"))
         head = Text(f"{t.finished}/{t.total} done")
         head.append(f"  ({t.skipped} already stored)  {t.rate():.1f} jobs/s  ETA {t.eta()}  ", style="dim")
-        head.append(f"running {len(t.running)}")
+        head.append(f"running {len(t.running)}  queued {t.queued}")
         counts = Text()
         for status, n in sorted(t.done.items()):
             counts.append(f"{status} {n}  ", style=STATUS_STYLE.get(status, ""))
+        if final or not t.running:
+            return Group(head, counts)  # no empty "slowest running jobs" table, ever
         table = Table(title="slowest running jobs", title_justify="left", box=None, pad_edge=False)
         table.add_column("job")
         table.add_column("running for", justify="right")
         table.add_column("budget", justify="right")
-        now = time.monotonic()
+        now = time.time()
         for job, since in sorted(t.running.values(), key=lambda x: x[1])[: self.slowest]:
             table.add_row(job.label(), _duration(now - since), _duration(job.budget_s))
         return Group(head, counts, table)
 
     def end(self, result: SweepResult) -> None:
-        self.live.update(self.render())
+        self.live.update(self.render(final=True))
         self.live.stop()
         self.console.print(summary_line(result))
 
@@ -166,6 +233,28 @@ def summary_line(result: SweepResult) -> str:
         f"{result.finished} job(s) finished in {_duration(result.wall_s)} ({statuses}); "
         f"{result.skipped} already stored{stop}"
     )
+
+
+def next_steps(store: str, result: SweepResult) -> str:
+    """Where the results are and what to run next: the lines printed after a sweep."""
+    from orchestrator.storage.store import scrub
+
+    where = scrub(store)
+    arg = f" --store {where}" if where != DEFAULT_STORE else ""
+    counts = ", ".join(f"{s} {n}" for s, n in sorted(result.statuses.items())) or "nothing new"
+    lines = [f"results: {where} ({counts}; {result.skipped} stored before)"]
+    commands = [
+        (f"orch status{arg}", "done, failed and remaining jobs per learner"),
+        (f"orch report{arg}", "the result tables (--format md, csv or json)"),
+        (f"orch report{arg} --html report.html", "one page with the tables and figures"),
+    ]
+    failed = sum(n for s, n in result.statuses.items() if s in ("error", "oom", "killed"))
+    if failed:
+        commands.append(("the same orch run ... --retry-failed", f"re-run the {failed} failed job(s)"))
+    width = max(len(c) for c, _ in commands)
+    lines.append("next:")
+    lines += [f"  {c.ljust(width)}  # {why}" for c, why in commands]
+    return "\n".join(lines)
 
 
 def make_progress(json_output: bool = False, stream: TextIO | None = None):

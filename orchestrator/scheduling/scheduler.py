@@ -73,7 +73,7 @@ class SweepOptions:
     rerun: bool = False
     """Run every job again, stored or not (a new attempt each)."""
     runner: type | None = None
-    """The actor body (``runner(limits)`` with ``info()`` and ``run(jobs) -> rows``); default
+    """The actor body (``runner(limits)`` with ``info()``, ``current_job()`` and ``run(jobs) -> rows``); default
     :class:`orchestrator.scheduling.worker.JobRunner`. GraphLog setup jobs use their own (graphlog_runner)."""
 
 
@@ -100,13 +100,24 @@ class Progress(Protocol):
 
     def begin(self, total: int, skipped: int) -> None: ...
 
-    def running(self, jobs: Sequence[Job]) -> None: ...
+    def running(self, jobs: Sequence[Job]) -> None:
+        """``jobs`` went to a worker; they wait there until :meth:`started` says one runs."""
 
     def finished(self, job: Job, row: dict) -> None: ...
 
     def tick(self) -> None: ...
 
     def end(self, result: SweepResult) -> None: ...
+
+
+def notify(progress: Any, event: str, *args: Any) -> None:
+    """Call ``progress.<event>(*args)`` when the display has it. Optional events, so that older
+    displays keep working: ``starting(text)`` (what the sweep waits for, e.g. Ray coming up),
+    ``started(job, since)`` (the job now learns on its slot, since that wall-clock time) and
+    ``ended(job)`` (it left its slot; its row comes with the rest of its batch)."""
+    method = getattr(progress, event, None)
+    if method is not None:
+        method(*args)
 
 
 class SilentProgress:
@@ -180,6 +191,9 @@ class _Slot:
     last_key: tuple | None = None
     ready_ref: Any = None
     ready: bool = False
+    current: Job | None = None  # the job of the batch learning now (polled from the actor)
+    poll_ref: Any = None
+    polled: float = 0.0
 
 
 class _Scheduler:
@@ -212,7 +226,9 @@ class _Scheduler:
     # actors
 
     def _new_actor(self, shape: str) -> None:
-        opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0}
+        # Two threads: ``run`` works while ``current_job`` answers the driver's "which job now?".
+        opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0,
+                                "max_concurrency": 2}  # fmt: skip
         limits = self.limits
         if shape == "gpu":
             opts["num_gpus"] = 1
@@ -314,6 +330,35 @@ class _Scheduler:
             slot.ref = slot.actor.run.remote(batch)
             self.progress.running(batch)
 
+    def watch(self, every: float = 0.5) -> None:
+        """Learn which job of each busy slot's batch is running (the rest of the batch waits)."""
+        now = time.monotonic()
+        for slot in self.slots:
+            if slot.ref is not None and slot.poll_ref is None and now - slot.polled >= every:
+                slot.poll_ref, slot.polled = slot.actor.current_job.remote(), now
+        refs = [s.poll_ref for s in self.slots if s.poll_ref is not None]
+        if not refs:
+            return
+        done = set(self.ray.wait(refs, num_returns=len(refs), timeout=0)[0])
+        for slot in self.slots:
+            if slot.poll_ref is None or slot.poll_ref not in done:
+                continue
+            ref, slot.poll_ref = slot.poll_ref, None
+            try:
+                answer = self.ray.get(ref)
+            except self.ray.exceptions.RayError:
+                continue  # a lost actor is found by collect()
+            job = next((j for j in slot.batch if answer and j.job_id == answer[0]), None)
+            if job is not None and job is not slot.current:
+                self._set_current(slot, job, answer[1])
+
+    def _set_current(self, slot: _Slot, job: Job | None, since: float = 0.0) -> None:
+        if slot.current is not None:
+            notify(self.progress, "ended", slot.current)
+        slot.current = job
+        if job is not None:
+            notify(self.progress, "started", job, since)
+
     def requeue(self, job: Job, shape: str) -> None:
         self.queues[shape][job.task_key].appendleft(job)
         self.left[shape] += 1
@@ -357,6 +402,7 @@ class _Scheduler:
     def _lost(self, slot: _Slot, reason: str) -> None:
         """The actor is gone (or hung past its watchdog): its whole batch is retried."""
         self.lost_actors += 1
+        self._set_current(slot, None)
         self.slots.remove(slot)
         try:
             self.ray.kill(slot.actor, no_restart=True)
@@ -388,7 +434,8 @@ class _Scheduler:
                     self._lost(slot, "the actor did not return within its batch deadline")
                 continue
             ref, batch = slot.ref, slot.batch
-            slot.ref, slot.batch = None, []
+            slot.ref, slot.batch, slot.poll_ref = None, [], None
+            self._set_current(slot, None)
             try:
                 rows = self.ray.get(ref)
             except self.ray.exceptions.RayActorError as e:
@@ -423,7 +470,8 @@ class _Scheduler:
             self.buffer = []
         if force or due:
             self.flushed_at = time.monotonic()
-            in_flight = [j.job_id for s in self.slots if s.ref is not None for j in s.batch]
+            # running = learning on a slot now; the rest of a batch is still waiting (remaining)
+            in_flight = [s.current.job_id for s in self.slots if s.ref is not None and s.current is not None]
             write_live_jobs(self.store, self.options.sweep, in_flight)
 
     def pending(self) -> bool:
@@ -440,6 +488,7 @@ class _Scheduler:
             self._check_started()
             self.dispatch()
             self.collect(timeout=0.1)
+            self.watch()
             self.flush()
             self.progress.tick()
             self.grow()
@@ -486,8 +535,11 @@ def run_sweep(
         result.wall_s = time.monotonic() - t0
         progress.end(result)
         return result
+    where = f"the Ray cluster at {options.address}" if options.address else "a local Ray"
+    notify(progress, "starting", f"starting {where}")
     with ray_session(options.address, options.num_cpus) as ray:
         sched = _Scheduler(ray, todo, attempts, store, options, progress)
+        notify(progress, "starting", "starting the workers")
         try:
             with stop_on_signals() as stop:
                 sched.stop = stop

@@ -12,7 +12,6 @@ game suggests close matches.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
@@ -21,6 +20,7 @@ from dataclasses import asdict, dataclass
 
 from learners.base import UnknownLearner, learner_params, spec_for
 from orchestrator import durations
+from orchestrator.suggest import UnknownName, did_you_mean, resolve_game, resolve_learner, source_label
 from tasks.sources import TaskSource
 
 
@@ -127,32 +127,32 @@ def split_names(text: str | None) -> list[str]:
 
 
 def validate_learners(names: Sequence[str]) -> dict[str, str]:
-    """Every learner name must resolve in the registry; returns {name: params as JSON}."""
+    """Every learner name must resolve in the registry; returns {canonical name: params as JSON}."""
     if not names:
         raise SweepError("no learners given (--learners a,b)")
     out = {}
-    for name in names:
+    for given in names:
         try:
+            name = resolve_learner(given)  # case-insensitive: KNN5 is knn5, with the same job ids
             spec_for(name)
-        except UnknownLearner as e:
+        except (UnknownLearner, UnknownName) as e:
             raise SweepError(str(e)) from None
         out[name] = json.dumps(learner_params(name), sort_keys=True)
     return out
 
 
-def validate_games(source: TaskSource, games: Sequence[str] | None) -> list[str]:
-    """The requested games (None: all of them), each checked against the source with suggestions."""
+def validate_games(source: TaskSource, games: Sequence[str] | None, where: str | None = None) -> list[str]:
+    """The requested games (None: all of them) in the source's spelling (case-insensitive), each
+    checked against the source with suggestions; ``where`` names the source in messages."""
     known = source.games()
     if games is None:
         return list(known)
     if not games:
         raise SweepError("no games given (--games a,b or --all-games)")
-    for g in games:
-        if g not in known:
-            close = difflib.get_close_matches(g, known, n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(close)}?" if close else f"; known games: {', '.join(known)}"
-            raise SweepError(f"unknown game {g!r} in {source.root}{hint}")
-    return list(games)
+    try:
+        return list(dict.fromkeys(resolve_game(g, known, where or source.root) for g in games))
+    except UnknownName as e:
+        raise SweepError(str(e)) from None
 
 
 def build_jobs(
@@ -168,11 +168,14 @@ def build_jobs(
 ) -> list[Job]:
     """Every job of the sweep, in a stable order (game, target, predicate, learner, repeat)."""
     params = validate_learners(learners)
-    chosen = validate_games(source, games)
+    learners = list(params)
+    chosen = validate_games(source, games, source_label(dataset))
     if repeats < 1:
         raise SweepError(f"--repeats must be at least 1, not {repeats}")
     if budget_s <= 0:
         raise SweepError(f"--budget must be positive, not {budget_s}s")
+    if targets:
+        targets = _check_targets(source, chosen, targets)
     jobs = []
     for game in chosen:
         fingerprint = source.fingerprint(game)
@@ -195,6 +198,20 @@ def build_jobs(
     if not jobs:
         raise SweepError(f"the sweep is empty (games={list(chosen)}, targets={list(targets or [])})")
     return jobs
+
+
+def _check_targets(source: TaskSource, games: Sequence[str], targets: Sequence[str]) -> list[str]:
+    """``--targets`` in the sources' spelling (case-insensitive); one no chosen game has is an error."""
+    known = sorted({t for g in games for t in source.targets(g)})
+    out = []
+    for t in targets:
+        match = t if t in known else next((k for k in known if k.lower() == t.lower()), None)
+        if match is None:
+            close = did_you_mean(t, known)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            raise SweepError(f"no target {t!r} in the chosen games; {hint}their targets: {', '.join(known)}")
+        out.append(match)
+    return out
 
 
 def sweep_name(jobs: Sequence[Job]) -> str:

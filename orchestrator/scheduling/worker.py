@@ -235,6 +235,7 @@ def run_supervised(
                         current, began = m[1], m[2]
                         began_at = _now() - timedelta(seconds=time.monotonic() - began)
                         deadline = began + seconds_for(current)
+                        on_message(m)  # the caller may want to know that item i started
                     elif m[0] == "end":
                         outcomes[m[1]] = Outcome(m[2], m[3], m[5] - began, m[4], None, began_at)
                         current, deadline = None, time.monotonic() + _IDLE_GUARD_S
@@ -286,7 +287,9 @@ def job_rng_seed(seed: int, repeat: int) -> int:
     return (seed * 1_000_003 + repeat) % 2**32
 
 
-def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict]:
+def run_jobs(
+    jobs: list[Job], tasks: list[Task], limits: JobLimits, on_start: Callable[[int], None] | None = None
+) -> list[dict]:
     """Learn each job within its budget in a child, then score its best model in another: rows.
 
     Status: ``ok`` (the learner returned), ``timeout`` (the deadline passed; the last reported
@@ -310,6 +313,8 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), model.describe(), model.rules())
 
     def keep(message: tuple) -> None:
+        if message[0] == "start" and on_start is not None:
+            on_start(message[1])  # job i now runs on this slot (the ones after it still wait)
         if message[0] == "model":
             entry = latest.setdefault(message[1], {"reports": 0})
             entry.update(bytes=message[2], describe=message[3], rules=message[4])
@@ -421,9 +426,18 @@ class JobRunner:
         self.limits = limits
         self.cache = TaskCache()
         self.node = node_name()
+        self.current: tuple[str, float] | None = None
 
     def info(self) -> dict:
         return {"pid": os.getpid(), "node": self.node, "task_loads": self.cache.loads}
+
+    def current_job(self) -> tuple[str, float] | None:
+        """(job id, wall-clock start) of the job learning on this slot now, None between jobs.
+
+        The scheduler polls it to tell running jobs from those waiting behind them in a batch; it
+        answers while ``run`` is busy because the actor is started with two threads.
+        """
+        return self.current
 
     def run(self, jobs: list[Job]) -> list[dict]:
         """Rows for ``jobs`` (one per job, in order); a task that fails to load fails only its jobs."""
@@ -451,7 +465,14 @@ class JobRunner:
                 continue
             ready.append((job, task))
         if ready:
-            done = run_jobs([j for j, _ in ready], [t for _, t in ready], self.limits)
+
+            def started(i: int) -> None:
+                self.current = (ready[i][0].job_id, time.time())
+
+            try:
+                done = run_jobs([j for j, _ in ready], [t for _, t in ready], self.limits, started)
+            finally:
+                self.current = None
             for row in done:
                 if row["job_id"] in load_s:
                     row["extra"]["load_s"] = round(load_s[row["job_id"]], 4)

@@ -6,8 +6,10 @@ The HTML page is opened in a real headless browser (Debian chromium) when one is
 from __future__ import annotations
 
 import datetime as dt
+import html as html_lib
 import json
 import random
+import re
 import shutil
 import subprocess
 
@@ -180,3 +182,103 @@ def test_html_report_renders_in_headless_chromium(store, tmp_path):
         timeout=120,
     )
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+def _two_learner_store(store, tmp_path):
+    rows = [r for r in store.latest().to_pylist() if r["learner"] in ("weak", "strong")]
+    two = ResultStore(tmp_path / "two")
+    two.write(rows)
+    return two
+
+
+def test_selection_and_correlation_need_three_learners_and_say_so(store, tmp_path):
+    page = write_html(_two_learner_store(store, tmp_path), tmp_path / "two.html", k=3).read_text()
+    assert "Not shown: needs at least 3 learners with complete tasks" in page
+    assert "this store has 2: strong, weak" in page and "Kendall" not in page
+    assert not (tmp_path / "two_figures" / "task_correlation.png").exists()
+    assert (
+        "Not in this report" in page and "orch analyse predictive" in page
+    )  # absent analyses, one line each
+
+
+def _visible_text(page, tmp_path) -> str:
+    """The page's text as a person sees it (``innerText`` after layout), read in headless chromium."""
+    probe = tmp_path / "text_probe.html"
+    probe.write_text(
+        f"<!doctype html><body><iframe id=f src='{page.name}' width=1200 height=800></iframe><pre id=o></pre>"
+        "<script>document.getElementById('f').onload=function(){"
+        "document.getElementById('o').textContent=this.contentDocument.body.innerText;};</script></body>"
+    )
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile2'}"]  # fmt: skip
+    dom = subprocess.run(
+        [
+            CHROMIUM,
+            *flags,
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    start = dom.index('<pre id="o">') + len('<pre id="o">')
+    return html_lib.unescape(dom[start : dom.index("</pre>", start)])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install chromium)")
+def test_html_report_reads_right_in_chromium(store, tmp_path):
+    """The sections and numbers as a browser shows them: percent balanced accuracy and perfectly
+    solved as count/total (share) in every table, published rows in the same format, and the
+    selection section replaced by its reason with two learners."""
+    from orchestrator.analysis.report import percent, perfect_cell, report_tables
+
+    two = _two_learner_store(store, tmp_path)
+    page = write_html(two, tmp_path / "page.html", k=3)
+    text = _visible_text(page, tmp_path)
+    lines = text.splitlines()
+    headings = ["Learners (IGGP Table 3)", "By target (Tables 4 and 5)", "Balanced accuracy per game",
+                "Time to solve", "Task selection by information gain and task correlation",
+                "By game (Table 5 style)", "Not in this report"]  # fmt: skip
+    assert [h for h in lines if h in headings] == headings
+    header = lines.index("Learners (IGGP Table 3)") + 1
+    assert lines[header].split("\t")[:5] == [
+        "learner",
+        "tasks",
+        "incomplete",
+        "balanced accuracy",
+        "perfectly solved",
+    ]
+    table = lines[header + 1 : lines.index("By target (Tables 4 and 5)")]
+    shown = {c[0]: c for c in (line.split("\t") for line in table)}
+    for row in report_tables(two, by=("learner",))["learner"]:
+        cells = shown[row["learner"]]
+        assert cells[1] == str(row["tasks"]) and cells[3] == percent(row["balanced_accuracy"])
+        assert cells[4] == perfect_cell(row["perfect"], row["tasks"]) and "/" in cells[4]
+    assert shown["ILASP* (159 shared tasks)"][3:5] == ["85.0%", "57/159 (35.8%)"]
+    assert "Not shown: needs at least 3 learners" in text
+    # no fraction anywhere a balanced accuracy or a share is shown
+    for line in lines:
+        cells = line.split("\t")
+        assert not any(re.fullmatch(r"0\.\d+|1\.0+", c) for c in cells), line
+
+
+def test_select_with_two_learners_says_why_every_gain_is_one_bit(store, tmp_path):
+    two = _two_learner_store(store, tmp_path)
+    result = CliRunner().invoke(app, ["select", "--store", two.root, "--k", "3", "--samples", "50"])
+    assert result.exit_code == 0, result.output
+    assert "note: with 2 learners" in result.output and "from 3 learners" in result.output
+    three = CliRunner().invoke(app, ["select", "--store", store.root, "--k", "3", "--samples", "50"])
+    assert three.exit_code == 0 and "note:" not in three.output
+
+
+def test_compare_a_misspelt_learner_is_an_error_with_suggestions(store):
+    result = CliRunner().invoke(app, ["compare", "stornge", "WEAK", "--store", store.root])
+    assert result.exit_code == 2
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "no learner 'stornge' in the store" in text and "did you mean strong?" in text
+    ok = CliRunner().invoke(app, ["compare", "STRONG", "weak", "--store", store.root, "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["summary"][0]["tasks"] == 16

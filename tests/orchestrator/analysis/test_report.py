@@ -182,11 +182,11 @@ def test_cli_commands(store: ResultStore, tmp_path: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(app, ["report", "--store", store.root, "--format", "md", "--by", "learner"])
     assert out.exit_code == 0, out.output
-    assert "| A | 2 | 1 | 87.5% | 1 | 50.0% |" in out.output
+    assert "| A | 2 | 1 | 87.5% | 1/2 (50.0%) |" in out.output
     out = runner.invoke(app, ["store", "compact", "--store", store.root])
     assert out.exit_code == 0 and "3 result file(s) -> 1" in out.output
     out = runner.invoke(app, ["report", "--store", store.root, "--format", "md", "--by", "learner"])
-    assert "| A | 2 | 1 | 87.5% | 1 | 50.0% |" in out.output
+    assert "| A | 2 | 1 | 87.5% | 1/2 (50.0%) |" in out.output
     bad = tmp_path / "bad"
     (bad / "results").mkdir(parents=True)
     (bad / "results" / "part-x.parquet").write_text("nope")

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from learners.base import Budget, make_learner
-from learners.metrics import count, pool
+from learners.metrics import Counts, count, pool
 from orchestrator.cli import app
 from orchestrator.durations import format_duration, parse_duration
 from tasks.iggp import Dataset
@@ -108,3 +108,29 @@ def test_learn_says_when_the_learner_does_not_apply():
     )
     assert res.exit_code == 1
     assert "gnn-gat-egat does not apply to lights_next" in res.output and "GraphLog tasks only" in res.output
+
+
+def test_learn_a_whole_target_learns_each_predicate_and_pools_them():
+    """`orch learn` on a target with several sub-predicates (bundled race/next: control, mover,
+    total) with an ILP learner, which takes one predicate at a time: each is learned, the counts
+    are pooled as in a sweep, and the whole program is printed."""
+    result = invoke("learn", "-g", "Race", "-t", "next", "-l", "ILASP", "-b", "20s", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["learner"] == "ilasp" and doc["game"] == "race"
+    assert set(doc["learned"]) == {"next_control", "next_mover", "next_total"}
+    for split in ("validate", "test"):
+        per = doc["splits"][split]["predicates"]
+        assert set(per) == set(doc["learned"])
+        pooled = pool(Counts(*(c[k] for k in ("tp", "fp", "tn", "fn"))) for c in per.values())
+        assert (
+            doc["splits"][split]["pooled"]["tp"] == pooled.tp
+            and doc["splits"][split]["pooled"]["fn"] == pooled.fn
+        )
+        assert doc["splits"][split]["pooled"]["balanced_accuracy"] == pytest.approx(pooled.balanced_accuracy)
+    for p, fit in doc["learned"].items():
+        assert f"% {p}\n" in doc["rules"] and fit["rules"].strip() in doc["rules"]
+    table = invoke("learn", "-g", "race", "-t", "next", "-l", "ilasp", "-b", "20s")
+    assert table.exit_code == 0, table.output
+    assert "pooled (task)" in table.output and "% next_total" in table.output
+    assert "3 predicates, budget 20s each" in table.output

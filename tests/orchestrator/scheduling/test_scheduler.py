@@ -169,3 +169,55 @@ def test_a_learner_that_does_not_apply_is_recorded_not_applicable_not_as_an_erro
 
     scores, _ = task_scores(store)
     assert {s.learner for s in scores} == {"noop"}  # not counted as incomplete tasks of gnn-gat-egat
+
+
+class _Watch:
+    """A progress sink that records what the display would show: started jobs and running counts."""
+
+    def __init__(self) -> None:
+        self.sent, self.starts, self.phases, self.most_running = [], {}, [], 0
+        self.running_now: set[str] = set()
+
+    def begin(self, total, skipped):
+        pass
+
+    def starting(self, text):
+        self.phases.append(text)
+
+    def running(self, jobs):
+        self.sent += [j.job_id for j in jobs]
+
+    def started(self, job, since):
+        self.starts[job.job_id] = since
+        self.running_now.add(job.job_id)
+        self.most_running = max(self.most_running, len(self.running_now))
+
+    def ended(self, job):
+        self.running_now.discard(job.job_id)
+
+    def finished(self, job, row):
+        self.running_now.discard(job.job_id)
+
+    def tick(self):
+        pass
+
+    def end(self, result):
+        pass
+
+
+def test_jobs_waiting_in_a_batch_are_queued_not_running(ray_2cpu, dataset, tmp_path):
+    """Batches of three 2 s jobs on 2 slots: at most 2 run at once, each job is seen starting on
+    its worker, and a job's start is when the one before it in its batch was done, not when sent."""
+    jobs = _jobs(dataset, ["sleep2"], games=["alpha", "beta"], budget_s=10.0)  # 2 games x 3 predicates
+    watch = _Watch()
+    opts = SweepOptions("queued", batch_seconds=100.0, flush_seconds=0.2)  # whole tasks per batch
+    result = run_sweep(jobs, ResultStore(tmp_path / "store"), opts, watch)
+    assert result.statuses == {"ok": 6}
+    assert any("Ray" in p for p in watch.phases) and any("workers" in p for p in watch.phases)
+    assert len(watch.sent) == 6 and watch.most_running <= 2
+    assert len(watch.starts) == 6  # the poll (every 0.5 s) sees every 2 s job start
+    rows = {r["job_id"]: r for r in _raw_rows(tmp_path / "store")}
+    for job_id, since in watch.starts.items():  # the worker's own start, within the poll's lag
+        assert abs(since - rows[job_id]["started"].timestamp()) < 0.5
+    starts = sorted(rows[j.job_id]["started"].timestamp() for j in jobs if j.game == "alpha")
+    assert starts[2] - starts[0] > 3.8  # sent together, started one after another

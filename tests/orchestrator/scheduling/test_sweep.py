@@ -83,7 +83,7 @@ def test_unknown_learner_lists_the_known_ones(tiny):
 
 
 def test_unknown_game_suggests_close_matches(tiny):
-    with pytest.raises(SweepError, match="unknown game 'alpah'.*did you mean alpha"):
+    with pytest.raises(SweepError, match="no game 'alpah'.*did you mean alpha"):
         build_jobs(Dataset(tiny), str(tiny), ["alpah"], ["noop"])
 
 
