@@ -51,6 +51,8 @@ class Settings:
     beam: int = 6
     sample: int = 200
     max_rows: int = 2_000_000
+    held_cells: int = 16_000_000
+    """Table cells (int64) one search level keeps alive (128 MiB); see :class:`learners.ilp.search.Held`."""
 
 
 @dataclass(frozen=True)

@@ -104,12 +104,30 @@ def _balanced(tp: int, fp: int, n_pos: int, n_neg: int) -> float:
 class Pool:
     """Verified candidate rules: consistent ones (for the cover) and partial ones (for the fallback)."""
 
-    def __init__(self, positives: np.ndarray, n_neg: int):
+    def __init__(self, positives: np.ndarray, n_neg: int, max_keys: int = 16_000_000):
         self.positives = positives
         self.n_neg = n_neg
+        self.max_keys = max_keys
         self.consistent: list[ScoredRule] = []
         self.partial: list[ScoredRule] = []
+        self.partial_keys = 0
         self.clauses: dict[str, Clause] = {}
+
+    def add_partial(self, rule: ScoredRule) -> None:
+        """Keep an inconsistent rule for the fallback cover, within ``max_keys`` stored keys.
+
+        Why: a general rule's covered negatives can be millions of keys; kept for every seed they
+        made the pool the biggest thing in memory. Past the bound the rules with the worst
+        balanced-accuracy gain (pos/P - neg/N) are dropped first.
+        """
+        self.partial.append(rule)
+        self.partial_keys += len(rule.pos) + len(rule.neg)
+        if self.partial_keys > self.max_keys:
+            p, n = max(len(self.positives), 1), max(self.n_neg, 1)
+            self.partial.sort(key=lambda r: len(r.pos) / p - len(r.neg) / n, reverse=True)
+            while self.partial_keys > self.max_keys // 2 and len(self.partial) > 1:
+                r = self.partial.pop()
+                self.partial_keys -= len(r.pos) + len(r.neg)
 
     def verify(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:
         text = clause.text()
@@ -229,11 +247,11 @@ class IlaspLearner:
                     if pool.add_consistent(rule):
                         new_rules.append(rule)
                 else:
-                    pool.partial.append(rule)
+                    pool.add_partial(rule)
             for clause in found.partial:
                 rule = pool.verify(clause, facts, targets, self.settings.max_rows)
                 if rule is not None:
-                    pool.partial.append(rule)
+                    pool.add_partial(rule)
             new_rules = [r for r in new_rules if r in pool.consistent]
             prof.verify += time.monotonic() - t
             t = time.monotonic()
@@ -266,7 +284,7 @@ class IlaspLearner:
         for clause in baseline_clauses(task, bias, targets, facts.n):
             rule = pool.verify(clause, facts, targets, self.settings.max_rows)
             if rule is not None:
-                pool.partial.append(rule)
+                pool.add_partial(rule)
         candidates = pool.consistent + pool.partial
         partial_ids = best_partial_cover(candidates, n_pos, n_neg, max(budget.remaining() * 0.5, 0.2))
         fallback = [candidates[i] for i in partial_ids]

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learners.ilp.bias import NEQ, Bias, Clause, Literal
-from learners.ilp.coverage import Facts, Targets, TooLarge, counts, extend, group_counts
+from learners.ilp.coverage import Facts, Targets, TooLarge, body_table, counts, extend, group_counts
 from learners.ilp.relations import Table
 
 NEW = object()
@@ -85,10 +85,35 @@ class Bottom:
 class Node:
     clause: Clause
     theta: tuple[str, ...]  # the seed constant of each variable
-    table: Table
+    table: Table | None  # None: dropped to bound memory, recomputed from the body when needed
     pos: int
     neg: int
     score: float
+
+
+def _cells(table: Table | None) -> int:
+    return 0 if table is None else table.n * max(len(table.cols), 1)
+
+
+class Held:
+    """A budget of table cells (int64 values) kept alive at once by one search level.
+
+    Why: a level tests hundreds of children per beam node and each child's bindings can reach
+    ``max_rows`` rows; keeping them all until the beam is chosen is what drove single jobs to
+    5-6 GiB. Past the budget a child keeps only its score; the few that enter the beam recompute
+    their bindings from the body (a handful of joins).
+    """
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.cells = 0
+
+    def keep(self, table: Table) -> Table | None:
+        c = _cells(table)
+        if self.cells + c > self.budget:
+            return None
+        self.cells += c
+        return table
 
 
 @dataclass
@@ -271,6 +296,7 @@ class Search:
         found_at = None  # the search ends with the level where the first consistent clause appears
         for depth in range(self.s.max_body + 1):
             children: list[Node] = []
+            held = Held(self.s.held_cells)
             level_budget = None  # once a consistent clause appears, test only a few more
             for node in beam:
                 if level_budget is not None and self.tested > level_budget:
@@ -300,11 +326,12 @@ class Search:
                         continue
                     if child.clause.safe():
                         if child.neg == 0:
-                            consistent.append(child)
+                            consistent.append(_bare(child))
                             if level_budget is None:
                                 level_budget = self.tested + LEVEL_AFTER_FOUND
                             continue
-                        partial.append(child)
+                        partial.append(_bare(child))
+                    child.table = held.keep(child.table)
                     children.append(child)
             if consistent and found_at is None:
                 found_at = depth
@@ -316,8 +343,18 @@ class Search:
             children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
             safe = [n for n in children if n.clause.safe()]
             unsafe = sorted((n for n in children if not n.clause.safe()), key=_closer_to_safe)
-            beam = safe[:width] + unsafe[: max(width // 2, 2)]
+            beam = [n for n in safe[:width] + unsafe[: max(width // 2, 2)] if self._materialise(n)]
+            del children, safe, unsafe
         return self._result(consistent, partial, False)
+
+    def _materialise(self, node: Node) -> bool:
+        """Give ``node`` its bindings back if the memory bound dropped them (False: too large now)."""
+        if node.table is None:
+            try:
+                node.table = body_table(node.clause, self.facts, self.s.max_rows)
+            except TooLarge:
+                return False
+        return True
 
     def exhaustive(self, head_pred: str, seed_args: tuple[str, ...], max_results: int = 12) -> SearchResult:
         """Breadth-first over sets of *lifted* bottom literals (Progol-style), shortest first.
@@ -359,7 +396,13 @@ class Search:
         consistent: list[Node] = []
         for _ in range(self.s.max_body):
             nxt = []
+            held = Held(self.s.held_cells)
             for clause, table, used in level:
+                if table is None:  # dropped by the memory bound: recompute from the body
+                    try:
+                        table = body_table(clause, self.facts, self.s.max_rows)
+                    except TooLarge:
+                        continue
                 reach = head_vars | {v for lit in clause.body for v in lit.variables()}
                 for i, lit in enumerate(lits):
                     if i in used or not (lit.variables() & reach) and clause.body:
@@ -383,9 +426,9 @@ class Search:
                     if node is None:
                         continue
                     if child_clause.safe() and node.neg == 0:
-                        consistent.append(node)
+                        consistent.append(_bare(node))
                         continue
-                    nxt.append((child_clause, child_table, key))
+                    nxt.append((child_clause, held.keep(child_table), key))
             if consistent or not nxt:
                 break
             level = nxt
@@ -397,6 +440,11 @@ class Search:
         return SearchResult(
             [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out
         )
+
+
+def _bare(node: Node) -> Node:
+    """A result node without its bindings (results are kept by the clause; tables are memory)."""
+    return Node(node.clause, node.theta, None, node.pos, node.neg, node.score)
 
 
 def _canonical(clause: Clause, theta: tuple[str, ...]) -> tuple:
