@@ -55,6 +55,7 @@ from learners.ilp.coverage import (
     targets_for,
 )
 from learners.ilp.evaluate import RuleModel
+from learners.ilp.frame import frame_clauses
 from learners.ilp.search import Bottom, Search, SearchResult
 from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover
 from learners.metrics import balanced_accuracy
@@ -65,6 +66,8 @@ SEARCH_SHARE = 0.34
 """At most this share of the loop's remaining time goes to one seed's search (the loop needs several)."""
 MAX_BEAM = 96
 """The beam doubles (up to this) each time a seed's search ends without a consistent rule."""
+SEED_CAP = 1 / 12
+"""With the combine step, one seed's search gets at most this share of the whole budget (5 s of 60)."""
 LOOP_SHARE = 0.75
 """The loop stops at this share of the budget; the rest is for the fallback cover and selection."""
 
@@ -207,13 +210,62 @@ class IlaspLearner:
         sample_rows = np.sort(rng.choice(facts.n, size=min(self.settings.sample, facts.n), replace=False))
         sample = None
         set_aside: set[int] = set()
-        chosen: list[int] = []
+        hypothesis: list[ScoredRule] = []
         covered_now = np.zeros(0, dtype=np.int64)
         status = "budget"
         beam_width = self.settings.beam
         best_reported = -1.0
-        seed = int(positives[rng.integers(len(positives))])
-        while True:
+        seed_cap = remaining * SEED_CAP if remaining != float("inf") else remaining
+        max_rows = self.settings.max_rows
+
+        def solve_seconds() -> float:
+            return max(min(loop_left(), budget.remaining() * 0.2), 0.1)
+
+        def add(clauses: list[Clause]) -> list[ScoredRule]:
+            """Verify ``clauses`` on all training examples; the new consistent rules kept."""
+            new_rules = []
+            for clause in clauses:
+                rule = pool.verify(clause, facts, targets, max_rows)
+                if rule is None:
+                    continue
+                if len(rule.neg) == 0:
+                    if pool.add_consistent(rule):
+                        new_rules.append(rule)
+                else:
+                    pool.add_partial(rule)
+            return [r for r in new_rules if r in pool.consistent]
+
+        def combine() -> list[ScoredRule]:
+            """The combine step: one clingo optimisation over every consistent rule found so far
+            picks the subset covering the most training positives, then the fewest literals."""
+            ids = best_partial_cover(pool.consistent, n_pos, n_neg, solve_seconds())
+            return [pool.consistent[i] for i in ids]
+
+        def hand_out(rules: list[ScoredRule]) -> None:
+            nonlocal best_reported
+            model = self._model(rules, n_pos, n_neg, "iteration", prof.iterations)
+            if model.train_ba > best_reported:  # the anytime contract: hand out each better hypothesis
+                best_reported = model.train_ba
+                report(model)
+
+        if self.settings.frame:
+            t = time.monotonic()
+            framed = add(frame_clauses(bias, facts, targets, max_rows))
+            prof.verify += time.monotonic() - t
+            if framed:
+                t = time.monotonic()
+                if self.settings.combine:
+                    hypothesis = combine()
+                else:
+                    cover.add(framed, [])
+                prof.solve += time.monotonic() - t
+                covered_now = _union([r.pos for r in (hypothesis if self.settings.combine else framed)])
+                hand_out(hypothesis)
+        pending = np.setdiff1d(positives, _union([r.pos for r in pool.consistent]), assume_unique=True)
+        if len(pending) == 0:
+            status = "complete"
+        seed = int(pending[rng.integers(len(pending))]) if len(pending) else -1
+        while seed >= 0:
             ex, atom = divmod(seed, targets.n_atoms)
             if sample is None or ex not in set(sample_rows.tolist()):
                 sample_rows = np.union1d(sample_rows, [ex])
@@ -224,6 +276,8 @@ class IlaspLearner:
             bottom = Bottom.of(example_atoms(task, train, ex), statics)
             t = time.monotonic()
             share = max(loop_left(), 0.0) * SEARCH_SHARE
+            if self.settings.combine:
+                share = min(share, seed_cap)  # many small searches: many-rule targets need many seeds
             wanted = _to_sample(
                 np.setdiff1d(positives, covered_now, assume_unique=True), sample_rows, targets.n_atoms
             )
@@ -238,44 +292,37 @@ class IlaspLearner:
             prof.search += time.monotonic() - t
             prof.tested += found.tested
             t = time.monotonic()
-            new_rules = []
-            for clause in found.consistent:
-                rule = pool.verify(clause, facts, targets, self.settings.max_rows)
-                if rule is None:
-                    continue
-                if len(rule.neg) == 0:
-                    if pool.add_consistent(rule):
-                        new_rules.append(rule)
-                else:
-                    pool.add_partial(rule)
+            new_rules = add(found.consistent)
             for clause in found.partial:
-                rule = pool.verify(clause, facts, targets, self.settings.max_rows)
+                rule = pool.verify(clause, facts, targets, max_rows)
                 if rule is not None:
                     pool.add_partial(rule)
-            new_rules = [r for r in new_rules if r in pool.consistent]
             prof.verify += time.monotonic() - t
             t = time.monotonic()
-            cover.add(new_rules, [seed])
-            chosen, _ = cover.solve(max(min(loop_left(), budget.remaining() * 0.2), 0.1))
+            if self.settings.combine:
+                hypothesis = combine()
+                covered_now = _union([r.pos for r in pool.consistent])  # seeds: what no rule covers yet
+            else:
+                cover.add(new_rules, [seed])
+                chosen, _ = cover.solve(solve_seconds())
+                hypothesis = [cover.rules[r] for r in chosen]
+                covered_now = _union([r.pos for r in hypothesis])
             prof.solve += time.monotonic() - t
             prof.iterations += 1
-            covered = covered_now = _union([cover.rules[r].pos for r in chosen])
-            if seed not in covered:
+            if seed not in covered_now:
                 set_aside.add(seed)
-            model = self._model([cover.rules[r] for r in chosen], n_pos, n_neg, "iteration", prof.iterations)
-            if model.train_ba > best_reported:  # the anytime contract: hand out each better hypothesis
-                best_reported = model.train_ba
-                report(model)
-            uncovered = np.setdiff1d(positives, covered, assume_unique=True)
+            hand_out(hypothesis)
+            uncovered = np.setdiff1d(positives, covered_now, assume_unique=True)
             uncovered = uncovered[~np.isin(uncovered, list(set_aside))] if set_aside else uncovered
             if len(uncovered) == 0:
                 status = "complete" if not set_aside else "bias too small"
+                if self.settings.combine and len(_union([r.pos for r in hypothesis])) < len(covered_now):
+                    hypothesis = combine()  # the last solve was cut short: give it the time left
                 break
             if loop_left() <= 0:
                 break
             seed = int(uncovered[rng.integers(len(uncovered))])
         prof.status = status
-        hypothesis = [cover.rules[r] for r in chosen]
         if len(_union([r.pos for r in hypothesis])) == n_pos:
             final = self._model(hypothesis, n_pos, n_neg, "complete", prof.iterations)
             report(final)
