@@ -39,7 +39,7 @@ A task with no positive training example learns the empty program. The model is 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -57,8 +57,9 @@ from learners.ilp.coverage import (
 from learners.ilp.evaluate import RuleModel
 from learners.ilp.frame import frame_clauses
 from learners.ilp.search import Bottom, Search, SearchResult
-from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover
-from learners.metrics import balanced_accuracy
+from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover, greedy_cover
+from learners.metrics import balanced_accuracy, evaluate
+from learners.metrics import pool as pool_counts
 from tasks.task import Task, parse_atom
 
 SEED = 0
@@ -68,6 +69,10 @@ MAX_BEAM = 96
 """The beam doubles (up to this) each time a seed's search ends without a consistent rule."""
 SEED_CAP = 1 / 12
 """With the combine step, one seed's search gets at most this share of the whole budget (5 s of 60)."""
+COMPLEMENT_SHARE = 0.5
+"""A 0-ary target's direct search gets this share of the budget; its complement gets the rest."""
+INVERTED = "inv_"
+"""Prefix of the invented predicate that holds where the target does not."""
 LOOP_SHARE = 0.75
 """The loop stops at this share of the budget; the rest is for the fallback cover and selection."""
 
@@ -176,24 +181,70 @@ class IlaspLearner:
     name: str = "ilasp"
     profile: Profile = field(default_factory=Profile)
     _clauses: dict[str, Clause] = field(default_factory=dict, repr=False)  # rule text -> clause (last fit)
+    _invert: bool = field(default=False, repr=False)  # learning the complement (see fit)
+    _head: str = field(default="", repr=False)
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
+        """Learn the target; a 0-ary target (``terminal``) may also be learned as its complement.
+
+        The complement (``terminal :- not inv_terminal.`` with ``inv_terminal`` learned from the
+        swapped labels) is an invented predicate: "the game goes on while some piece is misplaced"
+        is one short rule where "the game is over when every piece is in place" is none. It gets
+        the second half of the budget when the direct search did not end complete; validation
+        picks between the two.
+        """
+        self._invert = False
+        arity0 = len(task.target_atoms) > 0 and not parse_atom(task.target_atoms.names[0])[1]
+        if not (self.settings.complement and arity0):
+            return self._fit(task, budget, report)
+        best = [-1.0]
+
+        def relay(model: LearnedProgram) -> None:
+            if model.train_ba > best[0]:
+                best[0] = model.train_ba
+                report(model)
+
+        remaining = budget.remaining()
+        first = Budget(remaining * COMPLEMENT_SHARE) if remaining != float("inf") else Budget()
+        direct = self._fit(task, first, relay)
+        if direct.status == "complete":
+            return direct
+        profile, clauses = self.profile, dict(self._clauses)
+        self._invert = True
+        try:
+            inverted = self._fit(task, budget, relay)
+        finally:
+            self._invert = False
+        for k in ("facts", "search", "verify", "solve", "select", "tested", "iterations"):
+            setattr(self.profile, k, getattr(self.profile, k) + getattr(profile, k))
+        self._clauses.update(clauses)
+        chosen = max((direct, inverted), key=lambda m: (_validate_ba(task, m), m.train_ba, -len(m.text)))
+        self.profile.status = f"{chosen.status} ({'complement' if chosen is inverted else 'direct'})"
+        report(chosen)
+        return chosen
+
+    def _targets(self, task: Task, split, constants, rows=None) -> Targets:
+        targets = targets_for(task, split, constants, rows)
+        return _complement(targets) if self._invert else targets
+
+    def _fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
         self.profile = prof = Profile()
+        self._head = task.predicates[0]
         train = task.split("train")
         t0 = time.monotonic()
         facts = facts_for(task, train)
-        targets = targets_for(task, train, facts.constants)
+        targets = self._targets(task, train, facts.constants)
         prof.facts += time.monotonic() - t0
         positives = targets.positives
         n_pos, n_neg = len(positives), facts.n * targets.table.n - len(positives)
         if n_pos == 0:
             prof.status = "no positives"
-            model = LearnedProgram(
-                "", status="no positive training example", iterations=0, train_ba=_balanced(0, 0, 0, n_neg)
-            )
+            model = self._model([], n_pos, n_neg, "no positive training example", 0)
             report(model)
             return model
         bias = bias_for(task, self.settings)
+        if self._invert:
+            bias = replace(bias, head_pred=INVERTED + bias.head_pred)
         remaining = budget.remaining()
         loop_deadline = time.monotonic() + (
             remaining * LOOP_SHARE if remaining != float("inf") else remaining
@@ -235,11 +286,17 @@ class IlaspLearner:
                     pool.add_partial(rule)
             return [r for r in new_rules if r in pool.consistent]
 
-        def combine() -> list[ScoredRule]:
-            """The combine step: one clingo optimisation over every consistent rule found so far
-            picks the subset covering the most training positives, then the fewest literals."""
-            ids = best_partial_cover(pool.consistent, n_pos, n_neg, solve_seconds())
-            return [pool.consistent[i] for i in ids]
+        def combine(optimise: bool = False) -> list[ScoredRule]:
+            """The combine step: the subset of every consistent rule found so far that covers the
+            most training positives, then has the fewest literals - greedy while the loop runs,
+            one clingo optimisation (kept if no worse) at the end."""
+            greedy = [pool.consistent[i] for i in greedy_cover(pool.consistent, positives)]
+            if not optimise:
+                return greedy
+            ids = best_partial_cover(pool.consistent, n_pos, n_neg, max(budget.remaining() * 0.25, 0.2))
+            best = [pool.consistent[i] for i in ids]
+            size = [(-len(_union([r.pos for r in h])), sum(r.length for r in h)) for h in (best, greedy)]
+            return best if size[0] <= size[1] else greedy
 
         def hand_out(rules: list[ScoredRule]) -> None:
             nonlocal best_reported
@@ -272,7 +329,7 @@ class IlaspLearner:
                 t = time.monotonic()
                 sample = facts_for(task, train, sample_rows)
                 prof.facts += time.monotonic() - t
-            sample_targets = targets_for(task, train, sample.constants, sample_rows)
+            sample_targets = self._targets(task, train, sample.constants, sample_rows)
             bottom = Bottom.of(example_atoms(task, train, ex), statics)
             t = time.monotonic()
             share = max(loop_left(), 0.0) * SEARCH_SHARE
@@ -316,12 +373,14 @@ class IlaspLearner:
             uncovered = uncovered[~np.isin(uncovered, list(set_aside))] if set_aside else uncovered
             if len(uncovered) == 0:
                 status = "complete" if not set_aside else "bias too small"
-                if self.settings.combine and len(_union([r.pos for r in hypothesis])) < len(covered_now):
-                    hypothesis = combine()  # the last solve was cut short: give it the time left
                 break
             if loop_left() <= 0:
                 break
             seed = int(uncovered[rng.integers(len(uncovered))])
+        if self.settings.combine:
+            t = time.monotonic()
+            hypothesis = combine(optimise=True)
+            prof.solve += time.monotonic() - t
         prof.status = status
         if len(_union([r.pos for r in hypothesis])) == n_pos:
             final = self._model(hypothesis, n_pos, n_neg, "complete", prof.iterations)
@@ -351,6 +410,8 @@ class IlaspLearner:
         tp = len(_union([r.pos for r in rules]))
         fp = len(_union([r.neg for r in rules]))
         text = "\n".join(r.text for r in rules)
+        if self._invert:
+            text = "\n".join([*(r.text for r in rules), f"{self._head} :- not {INVERTED}{self._head}."])
         return LearnedProgram(
             text, status=status, iterations=iterations, train_ba=_balanced(tp, fp, n_pos, n_neg)
         )
@@ -366,7 +427,7 @@ class IlaspLearner:
             return max(models, key=lambda m: (m.train_ba, -len(m.text)))
         split = task.split("validate")
         facts = facts_for(task, split)
-        targets = targets_for(task, split, facts.constants)
+        targets = self._targets(task, split, facts.constants)
         v_pos = len(targets.positives)
         v_neg = facts.n * targets.table.n - v_pos
         scored = []
@@ -408,6 +469,21 @@ def baseline_clauses(
     return out
 
 
+def _complement(targets: Targets) -> Targets:
+    """The same candidate atoms with the labels swapped (for learning a target's complement)."""
+    n_ex = len(targets.rows)
+    every = (np.arange(n_ex, dtype=np.int64)[:, None] * targets.n_atoms + targets.table.cols["atom"]).ravel()
+    flipped = np.setdiff1d(np.unique(every), targets.positives, assume_unique=True)
+    return Targets(targets.table, targets.n_atoms, flipped, targets.rows)
+
+
+def _validate_ba(task: Task, model: LearnedProgram) -> float:
+    """Balanced accuracy on the validate split through the one evaluation path (train BA without one)."""
+    if "validate" not in task.splits:
+        return model.train_ba
+    return pool_counts(evaluate(model, task, ["validate"])["validate"].values()).balanced_accuracy
+
+
 def _to_sample(keys: np.ndarray, rows: np.ndarray, n_atoms: int) -> np.ndarray:
     """Full-split keys of examples in the sample, renumbered to the sample's example indices."""
     ex, atom = np.divmod(keys, n_atoms)
@@ -422,14 +498,21 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
     return np.unique(np.concatenate(keys))
 
 
+FEATURES = ("frame", "combine", "absence", "complement")
+"""Switchable parts of the language and search (``ilasp_noframe`` turns one off, for ablations)."""
+
+
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?P<off>(?:_no(?:frame|combine|absence|complement))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
-    "clauses, candidates tested by vectorised joins, clingo picks the shortest consistent cover "
-    "(falls back to the best partial cover).",
-    params="max_body: most body literals per rule (default 5; e.g. ilasp_b3)",
+    "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
+    "combines every rule found (falls back to the best partial cover).",
+    params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
+    "_noabsence, _nocomplement switch a feature off (e.g. ilasp_noframe_nocombine)",
     example="ilasp",
 )
-def make_ilasp(max_body: str | None = None) -> IlaspLearner:
-    settings = Settings() if max_body is None else Settings(max_body=int(max_body))
-    return IlaspLearner(settings)
+def make_ilasp(max_body: str | None = None, off: str | None = None) -> IlaspLearner:
+    changes: dict = {f: False for f in FEATURES if f"_no{f}" in (off or "")}
+    if max_body is not None:
+        changes["max_body"] = int(max_body)
+    return IlaspLearner(replace(Settings(), **changes))

@@ -197,7 +197,7 @@ class Search:
                     yield clause, th, lit
             return
         # cheap, often decisive constraints first (anti-joins and filters), then new literals
-        if self.s.negation and bound:
+        if self.s.negation and (bound or self.s.absence):
             yield from self._negated(c, theta, sorted(bound))
         if self.s.inequalities:
             for u, v in itertools.combinations(sorted(bound), 2):
@@ -267,11 +267,13 @@ class Search:
                 if 0 < len(consts) <= NEG_CONSTANTS:
                     opts += consts
                 options.append(opts)
+            absent = self.s.absence and pred not in bias.static_preds
             for combo in itertools.product(*options):
-                if not any(isinstance(a, int) for a in combo):
+                n_const = sum(1 for a in combo if isinstance(a, str))
+                if n_const > 1:
                     continue
-                if sum(1 for a in combo if isinstance(a, str)) > 1:
-                    continue
+                if not any(isinstance(a, int) for a in combo) and not (absent and n_const):
+                    continue  # an absence test names a constant: ``not true_cell(_, _, b)``
                 pattern = tuple(theta[a] if isinstance(a, int) else a for a in combo)
                 if self.bottom.holds(pred, pattern):
                     continue  # the seed must stay covered
