@@ -68,9 +68,11 @@ SEARCH_SHARE = 0.34
 MAX_BEAM = 96
 """The beam doubles (up to this) each time a seed's search ends without a consistent rule."""
 SEED_CAP = 1 / 12
-"""With the combine step, one seed's search gets at most this share of the whole budget (5 s of 60)."""
-COMPLEMENT_SHARE = 0.5
-"""A 0-ary target's direct search gets this share of the budget; its complement gets the rest."""
+"""With the combine step, one seed's search gets at most this share of the whole budget (5 s of 60)
+at first; the cap doubles each time a search times out without a consistent rule."""
+COMPLEMENT_SHARE = 0.2
+"""A 0-ary target's complement is tried first with this share of the budget (an easy complement
+ends complete within it); the direct search gets the rest."""
 INVERTED = "inv_"
 """Prefix of the invented predicate that holds where the target does not."""
 LOOP_SHARE = 0.75
@@ -189,32 +191,39 @@ class IlaspLearner:
 
         The complement (``terminal :- not inv_terminal.`` with ``inv_terminal`` learned from the
         swapped labels) is an invented predicate: "the game goes on while some piece is misplaced"
-        is one short rule where "the game is over when every piece is in place" is none. It gets
-        the second half of the budget when the direct search did not end complete; validation
-        picks between the two.
+        is one short rule where "the game is over when every piece is in place" is none. It is tried
+        first with ``COMPLEMENT_SHARE`` of the budget; unless it ends complete, the direct search
+        gets the rest, and validation picks between the two.
         """
         self._invert = False
         arity0 = len(task.target_atoms) > 0 and not parse_atom(task.target_atoms.names[0])[1]
         if not (self.settings.complement and arity0):
             return self._fit(task, budget, report)
-        best = [-1.0]
+        best: list = [-1.0, None]
 
         def relay(model: LearnedProgram) -> None:
             if model.train_ba > best[0]:
-                best[0] = model.train_ba
+                best[:] = [model.train_ba, model]
                 report(model)
+
+        def final(model: LearnedProgram) -> LearnedProgram:
+            if best[1] is not model:  # the last report is always the returned model
+                report(model)
+            return model
 
         remaining = budget.remaining()
         first = Budget(remaining * COMPLEMENT_SHARE) if remaining != float("inf") else Budget()
-        direct = self._fit(task, first, relay)
-        if direct.status == "complete":
-            return direct
-        profile, clauses = self.profile, dict(self._clauses)
         self._invert = True
         try:
-            inverted = self._fit(task, budget, relay)
+            inverted = self._fit(task, first, relay)
         finally:
             self._invert = False
+        if inverted.status == "complete":
+            return final(inverted)
+        profile, clauses = self.profile, dict(self._clauses)
+        direct = self._fit(task, budget, relay)
+        if direct.status == "complete":
+            return final(direct)
         for k in ("facts", "search", "verify", "solve", "select", "tested", "iterations"):
             setattr(self.profile, k, getattr(self.profile, k) + getattr(profile, k))
         self._clauses.update(clauses)
@@ -346,6 +355,8 @@ class IlaspLearner:
                 found = SearchResult(deeper.consistent, found.partial, search.tested, deeper.timed_out)
             if not found.consistent and not found.timed_out:
                 beam_width = min(beam_width * 2, MAX_BEAM)  # the space was too narrow: widen it
+            if not found.consistent and found.timed_out:
+                seed_cap *= 2  # the rules left need longer searches
             prof.search += time.monotonic() - t
             prof.tested += found.tested
             t = time.monotonic()

@@ -165,7 +165,8 @@ def best_partial_cover(
             kept.append(i)
             total += c
         kept.sort()
-        sub = best_partial_cover([rules[i] for i in kept], n_pos, n_neg, seconds, max_lines)
+        limit = max_lines if len(kept) < len(rules) else 1 << 62  # one huge rule: nothing to drop
+        sub = best_partial_cover([rules[i] for i in kept], n_pos, n_neg, seconds, limit)
         return [kept[i] for i in sub]
     pos_classes, neg_classes = _classes(rules, "pos"), _classes(rules, "neg")
     biggest = max([n for n, _ in pos_classes + neg_classes] + [1])
