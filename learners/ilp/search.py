@@ -46,7 +46,7 @@ from learners.ilp.coverage import Facts, Targets, TooLarge, body_table, counts, 
 from learners.ilp.relations import Table
 
 NEW = object()
-MAX_NEGATIONS = 300
+MAX_NEGATIONS = 200
 LEVEL_AFTER_FOUND = 300
 MAX_CHILDREN = 400  # candidates tested per beam node and level (bottoms with hundreds of statics)  # candidates tested after the first consistent clause of a level
 NEG_CONSTANTS = 6
@@ -213,7 +213,7 @@ class Search:
         for v in existing:
             const_vars.setdefault(theta[v], []).append(v)
         linked = sorted({i for v in existing for i in bottom.by_const.get(theta[v], [])})
-        ground = [i for i, d in enumerate(bottom.dynamic) if d]
+        ground = _round_robin([i for i, d in enumerate(bottom.dynamic) if d], bottom)
         linked = _round_robin(linked, bottom)  # every predicate early, fluents first (there are fewer)
         max_vars = len(c.head_args) + self.s.max_vars
         for i in dict.fromkeys(linked + ground):
