@@ -67,7 +67,7 @@ SEARCH_SHARE = 0.34
 """At most this share of the loop's remaining time goes to one seed's search (the loop needs several)."""
 MAX_BEAM = 96
 """The beam doubles (up to this) each time a seed's search ends without a consistent rule."""
-SEED_CAP = 1 / 12
+SEED_CAP = 1 / 4
 """With the combine step, one seed's search gets at most this share of the whole budget (5 s of 60)
 at first; the cap doubles each time a search times out without a consistent rule."""
 COMPLEMENT_SHARE = 0.4
