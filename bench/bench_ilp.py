@@ -8,10 +8,13 @@ job is scored with the last model it reported). Models are scored on test by the
 
 Prints: the table by target (mean balanced accuracy and perfect count), the overall figures against
 the goal (72/159 perfect, 88% mean BA) and the authors' ILASP* re-scored (57, 85.0% at 30 min),
-the unsolved tasks with why, time-to-perfect on two easy tasks, and where the time went.
+the unsolved tasks with why, time-to-perfect on two easy tasks, where the time went, and the peak
+resident memory of each job (VmHWM of its process, polled by the driver; the title names the
+largest).
 
     python bench/bench_ilp.py --budget 20                 # all 159 tasks
     python bench/bench_ilp.py --games tictactoe,coins --budget 10 --json
+    python bench/bench_ilp.py --games tictactoe --targets next --learner ilasp_noframe   # ablation
 """
 
 from __future__ import annotations
