@@ -142,3 +142,39 @@ def test_complement_learns_all_lights_on():
 def test_feature_switches_in_the_name():
     s = make_learner("ilasp_b4_noframe_nocomplement").settings
     assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, False, True, True)
+
+
+def test_memory_bound_drops_tables_without_changing_the_search():
+    """A search level with no room for tables recomputes the beam's bindings: same rules found."""
+    from learners.ilp.coverage import example_atoms
+    from learners.ilp.search import Bottom, Search
+    from tasks.task import parse_atom
+
+    task = slide_task()
+    train = task.split("train")
+    facts = facts_for(task, train)
+    targets = targets_for(task, train, facts.constants)
+    seed = int(targets.positives[0])
+    ex, atom = divmod(seed, targets.n_atoms)
+    bottom = Bottom.of(example_atoms(task, train, ex), [parse_atom(a) for a in task.static_atoms()])
+    args = parse_atom(task.target_atoms.names[atom])[1]
+    found = []
+    for cells in (Settings().held_cells, 0):
+        bias = bias_for(task, Settings(held_cells=cells))
+        result = Search(bias, facts, targets, bottom, float("inf")).run(bias.head_pred, args)
+        found.append(sorted(c.text() for c in result.consistent))
+    assert found[0] and found[0] == found[1]
+
+
+def test_greedy_cover_and_bounded_cover_program():
+    from learners.ilp.solve import ScoredRule, best_partial_cover, greedy_cover
+
+    def rule(name, length, pos, neg=()):
+        return ScoredRule(name, length, np.array(pos, dtype=np.int64), np.array(neg, dtype=np.int64))
+
+    positives = np.arange(10, dtype=np.int64)
+    rules = [rule("wide", 3, range(8)), rule("a", 2, [8]), rule("b", 2, [9]), rule("dup", 4, [0, 1])]
+    assert [rules[i].text for i in greedy_cover(rules, positives)] == ["wide", "a", "b"]
+    big = [rule("huge", 2, range(10), range(100, 200))] + rules
+    # a program budget smaller than one rule's coverage: still answers (no endless halving)
+    assert best_partial_cover(big, n_pos=10, n_neg=1000, seconds=2, max_lines=5)
