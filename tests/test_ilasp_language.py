@@ -132,7 +132,7 @@ def test_absence_literal_learns_full_board():
 
 def test_complement_learns_all_lights_on():
     task = board_task("allon")
-    model = IlaspLearner().fit(task, Budget(6))
+    model = IlaspLearner().fit(task, Budget(8))
     assert _test_ba(model, task) == 1.0, model.rules()
     assert "terminal :- not inv_terminal." in model.rules()
     without = IlaspLearner(Settings(complement=False)).fit(task, Budget(3))
