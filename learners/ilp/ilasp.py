@@ -194,7 +194,7 @@ class IlaspLearner:
         swapped labels) is an invented predicate: "the game goes on while some piece is misplaced"
         is one short rule where "the game is over when every piece is in place" is none. The
         complement is tried first with ``COMPLEMENT_SHARE`` of the budget (an easy complement ends
-        complete within it and is returned); otherwise the direct search gets the rest and
+        complete within it and is returned if it is also exact on validate); otherwise the direct search gets the rest and
         validation picks between the two.
         """
         self._invert = False
@@ -220,8 +220,8 @@ class IlaspLearner:
             inverted = self._fit(task, first, relay)
         finally:
             self._invert = False
-        if inverted.status == "complete":
-            return final(inverted)
+        if inverted.status == "complete" and _validate_ba(task, inverted) == 1.0:
+            return final(inverted)  # complete on train and exact on validate: no need to look further
         profile, clauses = self.profile, dict(self._clauses)
         direct = self._fit(task, budget, relay)
         if direct.status == "complete":
