@@ -132,7 +132,7 @@ def test_absence_literal_learns_full_board():
 
 def test_complement_learns_all_lights_on():
     task = board_task("allon")
-    model = IlaspLearner().fit(task, Budget(8))
+    model = IlaspLearner(Settings(complement=True)).fit(task, Budget(8))
     assert _test_ba(model, task) == 1.0, model.rules()
     assert "terminal :- not inv_terminal." in model.rules()
     without = IlaspLearner(Settings(complement=False)).fit(task, Budget(3))
@@ -140,8 +140,10 @@ def test_complement_learns_all_lights_on():
 
 
 def test_feature_switches_in_the_name():
-    s = make_learner("ilasp_b4_noframe_nocomplement").settings
-    assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, False, True, True)
+    s = make_learner("ilasp_b4_noframe_complement").settings
+    assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, True, True, True)
+    s = make_learner("ilasp").settings
+    assert (s.frame, s.complement, s.combine, s.absence) == (True, False, True, True)
 
 
 def test_memory_bound_drops_tables_without_changing_the_search():

@@ -511,21 +511,20 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
     return np.unique(np.concatenate(keys))
 
 
-FEATURES = ("frame", "combine", "absence", "complement")
-"""Switchable parts of the language and search (``ilasp_noframe`` turns one off, for ablations)."""
-
-
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?P<off>(?:_no(?:frame|combine|absence|complement))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frame|combine|absence|complement))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
-    "_noabsence, _nocomplement switch a feature off (e.g. ilasp_noframe_nocombine)",
+    "_noabsence switch a default feature off, _complement switches the complement of 0-ary targets on "
+    "(e.g. ilasp_noframe_nocombine, ilasp_complement)",
     example="ilasp",
 )
-def make_ilasp(max_body: str | None = None, off: str | None = None) -> IlaspLearner:
-    changes: dict = {f: False for f in FEATURES if f"_no{f}" in (off or "")}
+def make_ilasp(max_body: str | None = None, switches: str | None = None) -> IlaspLearner:
+    changes: dict = {}
+    for word in (switches or "").split("_")[1:]:
+        changes[word.removeprefix("no")] = not word.startswith("no")
     if max_body is not None:
         changes["max_body"] = int(max_body)
     return IlaspLearner(replace(Settings(), **changes))
