@@ -26,6 +26,7 @@ literals come from the signature's types alone.
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 
@@ -86,8 +87,13 @@ def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
     return holds if lit.negated else ~holds
 
 
-def frame_clauses(bias: Bias, facts: Facts, targets: Targets, max_rows: int) -> list[Clause]:
-    """Frame clauses for the head of ``bias`` (see the module docstring); [] when there is no base."""
+def frame_clauses(
+    bias: Bias, facts: Facts, targets: Targets, max_rows: int, deadline: float = float("inf")
+) -> list[Clause]:
+    """Frame clauses for the head of ``bias`` (see the module docstring); [] when there is no base.
+
+    Past ``deadline`` no more candidate literals are tested (what was chosen so far is returned).
+    """
     out: list[Clause] = []
     k = len(bias.head_types)
     head = tuple(range(k))
@@ -109,7 +115,12 @@ def frame_clauses(bias: Bias, facts: Facts, targets: Targets, max_rows: int) -> 
         if n_neg == 0:
             continue
         lits = candidates(bias, base, k, bias.head_types)
-        hits = [_removes(table, lit, facts) for lit in lits]
+        hits = []
+        for lit in lits:
+            if time.monotonic() > deadline:
+                lits = lits[: len(hits)]
+                break
+            hits.append(_removes(table, lit, facts))
         alive = np.ones(table.n, dtype=bool)
         chosen: list[Literal] = []
         while len(chosen) < bias.settings.max_body - 1:

@@ -70,6 +70,8 @@ MAX_BEAM = 96
 SEED_CAP = 1 / 4
 """With the combine step, one seed's search gets at most this share of the whole budget (5 s of 60)
 at first; the cap doubles each time a search times out without a consistent rule."""
+FRAME_SHARE = 0.25
+"""At most this share of the loop's time goes to testing frame literals (usually well under a second)."""
 COMPLEMENT_SHARE = 0.15
 """A 0-ary target's complement is tried first with this share of the budget; the direct search
 gets the rest unless the complement ended complete. (Measured: a complement after a direct search
@@ -318,7 +320,8 @@ class IlaspLearner:
 
         if self.settings.frame:
             t = time.monotonic()
-            framed = add(frame_clauses(bias, facts, targets, max_rows))
+            deadline = time.monotonic() + max(loop_left(), 0.0) * FRAME_SHARE
+            framed = add(frame_clauses(bias, facts, targets, max_rows, deadline))
             prof.verify += time.monotonic() - t
             if framed:
                 t = time.monotonic()
