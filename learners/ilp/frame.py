@@ -75,7 +75,7 @@ def candidates(bias: Bias, base: str, n_vars: int, types: tuple[str, ...]) -> li
 
 def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
     """Rows of ``table`` that adding ``lit`` to the body removes."""
-    lt = _literal_table(Literal(lit.pred, lit.args), facts)
+    lt = _literal_table(Literal(lit.pred, lit.args), facts) or Table({}, 0)
     on = [c for c in lt.cols if c in table.cols]
     if lt.n == 0:
         holds = np.zeros(table.n, dtype=bool)
@@ -115,7 +115,7 @@ def frame_clauses(
         if n_neg == 0:
             continue
         lits = candidates(bias, base, k, bias.head_types)
-        hits = []
+        hits: list[np.ndarray] = []
         for lit in lits:
             if time.monotonic() > deadline:
                 lits = lits[: len(hits)]
@@ -139,7 +139,7 @@ def frame_clauses(
                 key = (removes_pos == 0, removes_neg / n_neg - removes_pos / n_pos, -removes_pos)
                 if best_key is None or key > best_key:
                     best, best_key = (lit, h), key
-            if best is None or best_key[1] <= 0:
+            if best is None or best_key is None or best_key[1] <= 0:
                 break
             chosen.append(best[0])
             alive &= ~best[1]

@@ -39,6 +39,7 @@ A task with no positive training example learns the empty program. The model is 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -240,7 +241,9 @@ class IlaspLearner:
         targets = targets_for(task, split, constants, rows)
         return _complement(targets) if self._invert else targets
 
-    def _fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
+    def _fit(
+        self, task: Task, budget: Budget, report: Callable[[LearnedProgram], None] = ignore_report
+    ) -> LearnedProgram:
         self.profile = prof = Profile()
         self._head = task.predicates[0]
         train = task.split("train")

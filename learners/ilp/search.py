@@ -108,7 +108,7 @@ class Held:
         self.budget = budget
         self.cells = 0
 
-    def keep(self, table: Table) -> Table | None:
+    def keep(self, table: Table | None) -> Table | None:
         c = _cells(table)
         if self.cells + c > self.budget:
             return None
@@ -315,6 +315,7 @@ class Search:
                     if key in seen:
                         continue
                     seen.add(key)
+                    assert node.table is not None  # beam nodes are materialised
                     try:
                         table = (
                             node.table

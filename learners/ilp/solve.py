@@ -157,7 +157,8 @@ def best_partial_cover(
     if size > max_lines:  # keep the best rules (BA gain) whose coverage fits the line budget
         p, n = max(n_pos, 1), max(n_neg, 1)
         order = sorted(range(len(rules)), key=lambda i: len(rules[i].neg) / n - len(rules[i].pos) / p)
-        kept, total = [], 0
+        kept: list[int] = []
+        total = 0
         for i in order:
             c = len(rules[i].pos) + len(rules[i].neg)
             if total + c > max_lines and kept:
