@@ -29,6 +29,13 @@ Beyond the published ILASP*:
   :func:`baseline_clauses`) - a sensible answer instead of nothing (or the empty program, when
   validation says every learned program is worse than predicting nothing).
 
+* frame clauses (:mod:`learners.ilp.frame`) enter the pool before the loop;
+* with ``Settings.combine`` (default) seeds are positives no rule found so far covers, and the
+  hypothesis is the best subset of *all* consistent rules (greedy while looping, one clingo
+  optimisation at the end) instead of ILASP*'s relevant-example cover;
+* ``Settings.complement`` (off by default) learns a 0-ary target's complement as an invented
+  ``inv_`` predicate. docs/ilp.md lists the language, the switches and their measured effect.
+
 Budget: the loop stops at ``LOOP_SHARE`` of the budget, one seed's search gets at most
 ``SEARCH_SHARE`` of what is left, and the fallback cover and selection use the rest.
 
