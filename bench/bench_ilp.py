@@ -8,10 +8,13 @@ job is scored with the last model it reported). Models are scored on test by the
 
 Prints: the table by target (mean balanced accuracy and perfect count), the overall figures against
 the goal (72/159 perfect, 88% mean BA) and the authors' ILASP* re-scored (57, 85.0% at 30 min),
-the unsolved tasks with why, time-to-perfect on two easy tasks, and where the time went.
+the unsolved tasks with why, time-to-perfect on two easy tasks, where the time went, and the peak
+resident memory of each job (VmHWM of its process, polled by the driver; the title names the
+largest).
 
     python bench/bench_ilp.py --budget 20                 # all 159 tasks
     python bench/bench_ilp.py --games tictactoe,coins --budget 10 --json
+    python bench/bench_ilp.py --games tictactoe --targets next --learner ilasp_noframe   # ablation
 """
 
 from __future__ import annotations
@@ -47,20 +50,20 @@ class Job:
     learn_s: float = 0.0
     first_perfect_s: float | None = None
     profile: dict = field(default_factory=dict)
+    peak_rss: int = 0  # bytes: the learning process's high-water mark (VmHWM), polled by the driver
 
 
-def _worker(root: str, job: Job, budget: float, conn) -> None:
+def _worker(root: str, job: Job, budget: float, conn, learner_name: str = "ilasp") -> None:
     """Child process: load, learn (streaming each reported model), score on test."""
-    from learners.base import Budget
+    from learners.base import Budget, make_learner
     from learners.ilp.evaluate import RuleModel
-    from learners.ilp.ilasp import IlaspLearner
     from learners.metrics import count
     from tasks.iggp import Dataset
 
     try:
         task = Dataset(root).load_task(job.game, job.target).for_predicate(job.predicate)
         conn.send(("started", time.monotonic()))
-        learner = IlaspLearner()
+        learner = make_learner(learner_name)
         t0 = time.monotonic()
         train_perfect: list[float] = []
 
@@ -99,7 +102,21 @@ def _score_worker(root: str, job: Job, conn) -> None:
         conn.close()
 
 
-def run_jobs(root: str, jobs: list[Job], budget: float, workers: int, grace: float, log) -> None:
+def _hwm(pid: int | None) -> int:
+    """The process's peak resident memory so far (VmHWM, bytes); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def run_jobs(
+    root: str, jobs: list[Job], budget: float, workers: int, grace: float, log, learner: str = "ilasp"
+) -> None:
     """Run every job with at most ``workers`` processes; kill each at budget + grace."""
     ctx = mp.get_context("fork")
     pending = list(jobs)
@@ -110,7 +127,7 @@ def run_jobs(root: str, jobs: list[Job], budget: float, workers: int, grace: flo
             parent, child = ctx.Pipe(duplex=False)
             scoring = job.status == "timeout"
             target = _score_worker if scoring else _worker
-            args = (root, job, child) if scoring else (root, job, budget, child)
+            args = (root, job, child) if scoring else (root, job, budget, child, learner)
             proc = ctx.Process(target=target, args=args, daemon=True)
             proc.start()
             child.close()
@@ -120,6 +137,8 @@ def run_jobs(root: str, jobs: list[Job], budget: float, workers: int, grace: flo
         still = []
         for job, proc, conn, deadline, scoring in running:
             done = False
+            if not scoring:
+                job.peak_rss = max(job.peak_rss, _hwm(proc.pid))
             try:
                 while conn.poll():
                     kind, value = conn.recv()
@@ -203,6 +222,7 @@ def summarise(jobs: list[Job]) -> dict:
                 "perfect": perfect,
                 "why": why,
                 "learn_s": sum(j.learn_s for j in js),
+                "peak_rss_mib": max(j.peak_rss for j in js) / 2**20,
             }
         )
     return {"tasks": rows}
@@ -216,6 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--grace", type=float, default=10.0, help="seconds after the budget before a hard kill")
     ap.add_argument("--data", default=None, help="IGGP dataset dir (default: unpacked ../shared/iggp)")
+    ap.add_argument(
+        "--learner", default="ilasp", help="registry name, e.g. ilasp or ilasp_noframe (ablation)"
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
@@ -238,11 +261,11 @@ def main(argv: list[str] | None = None) -> None:
             ba = f"{_ba(*c):.3f}" if c else "-"
             print(
                 f"  [{time.monotonic() - started:7.1f}s] {job.game}_{job.target}/{job.predicate}: "
-                f"{job.status} BA={ba} learn={job.learn_s:.1f}s {job.why}",
+                f"{job.status} BA={ba} learn={job.learn_s:.1f}s rss={job.peak_rss / 2**20:.0f}MiB {job.why}",
                 flush=True,
             )
 
-    run_jobs(root, jobs, args.budget, args.workers, args.grace, log)
+    run_jobs(root, jobs, args.budget, args.workers, args.grace, log, args.learner)
     wall = time.monotonic() - started
     summary = summarise(jobs)
     rows = summary["tasks"]
@@ -313,7 +336,13 @@ def main(argv: list[str] | None = None) -> None:
     profile.append(
         {"stage": "candidates tested", "seconds": tested, "share": tested / max(prof_tot["search"], 1e-9)}
     )
-    title = f"ilasp bench: {len(jobs)} predicates, {n} tasks, budget {args.budget:g}s, {args.workers} workers, wall {wall:.0f}s"
+    peak = max((j.peak_rss for j in jobs), default=0)
+    heaviest = max(jobs, key=lambda j: j.peak_rss) if jobs else None
+    title = (
+        f"{args.learner} bench: {len(jobs)} predicates, {n} tasks, budget {args.budget:g}s, "
+        f"{args.workers} workers, wall {wall:.0f}s, peak RSS {peak / 2**20:.0f} MiB"
+        + (f" ({heaviest.game}_{heaviest.target}/{heaviest.predicate})" if heaviest else "")
+    )
     if args.json:
         print_table(by_target, True, title + " / by target")
         print_table(overall, True, "overall")

@@ -7,8 +7,10 @@ Modules, one stage each (Popper-style):
 * ``bias``: the language bias, generated only from the task's type signature.
 * ``relations``, ``coverage``: numpy joins that test a candidate rule on every training example.
 * ``search``: candidate rules from the typed bottom clauses of relevant examples (generate).
+* ``frame``: frame-style candidates ``h(X..) :- b(X..), not ...``, literals chosen as a set.
 * ``solve``: the relevant-space cover on clingo's multi-shot API (constrain and choose).
-* ``ilasp``: the ILASP* loop (relevant examples, relevant hypothesis space), anytime.
+* ``ilasp``: the ILASP* loop (relevant examples, relevant hypothesis space) and the combine step,
+  anytime (docs/ilp.md: the hypothesis language and its switches).
 * ``aspal``: the plain meta-level encoding, the whole hypothesis space in one program.
 * ``reference``: the game's own GDL rules, bridged to the flattened language (an upper bound).
 """

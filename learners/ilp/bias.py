@@ -51,6 +51,18 @@ class Settings:
     beam: int = 6
     sample: int = 200
     max_rows: int = 2_000_000
+    frame: bool = True
+    """Frame-style candidates ``h(X..) :- b(X..), not ...`` (:mod:`learners.ilp.frame`)."""
+    combine: bool = True
+    """Seeds from what no found rule covers, one optimisation over all rules (else ILASP*'s cover)."""
+    absence: bool = True
+    """Negated literals with no variable, only constants and ``_`` (``not true_cell(_, _, b)``)."""
+    complement: bool = False
+    """A 0-ary target may be learned as ``h :- not inv_h`` with ``inv_h`` learned (see
+    ``IlaspLearner.fit``). Off by default: on the shared games it gained nothing and its share of
+    the budget cost ``tictactoe_terminal`` (docs/ilp.md)."""
+    held_cells: int = 16_000_000
+    """Table cells (int64) one search level keeps alive (128 MiB); see :class:`learners.ilp.search.Held`."""
 
 
 @dataclass(frozen=True)

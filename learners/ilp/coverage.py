@@ -228,7 +228,10 @@ def _literal_table(lit: Literal, facts: Facts) -> Table:
     cols: dict[Column, np.ndarray] = {v: base.cols[("a", j)][idx] for v, j in first.items()}
     if "ex" in base.cols:
         cols["ex"] = base.cols["ex"][idx]
-    return Table(cols, len(idx))
+    out = Table(cols, len(idx))
+    if not lit.negated and None in lit.args:
+        out = out.distinct()  # ``_`` projects: one binding per distinct value of the rest
+    return out
 
 
 def _with_examples(table: Table, facts: Facts, max_rows: int) -> Table:

@@ -29,6 +29,13 @@ Beyond the published ILASP*:
   :func:`baseline_clauses`) - a sensible answer instead of nothing (or the empty program, when
   validation says every learned program is worse than predicting nothing).
 
+* frame clauses (:mod:`learners.ilp.frame`) enter the pool before the loop;
+* with ``Settings.combine`` (default) seeds are positives no rule found so far covers, and the
+  hypothesis is the best subset of *all* consistent rules (greedy while looping, one clingo
+  optimisation at the end) instead of ILASP*'s relevant-example cover;
+* ``Settings.complement`` (off by default) learns a 0-ary target's complement as an invented
+  ``inv_`` predicate. docs/ilp.md lists the language, the switches and their measured effect.
+
 Budget: the loop stops at ``LOOP_SHARE`` of the budget, one seed's search gets at most
 ``SEARCH_SHARE`` of what is left, and the fallback cover and selection use the rest.
 
@@ -39,7 +46,8 @@ A task with no positive training example learns the empty program. The model is 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -55,9 +63,11 @@ from learners.ilp.coverage import (
     targets_for,
 )
 from learners.ilp.evaluate import RuleModel
+from learners.ilp.frame import frame_clauses
 from learners.ilp.search import Bottom, Search, SearchResult
-from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover
-from learners.metrics import balanced_accuracy
+from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover, greedy_cover
+from learners.metrics import balanced_accuracy, evaluate
+from learners.metrics import pool as pool_counts
 from tasks.task import Task, parse_atom
 
 SEED = 0
@@ -65,6 +75,17 @@ SEARCH_SHARE = 0.34
 """At most this share of the loop's remaining time goes to one seed's search (the loop needs several)."""
 MAX_BEAM = 96
 """The beam doubles (up to this) each time a seed's search ends without a consistent rule."""
+SEED_CAP = 1 / 4
+"""With the combine step, one seed's search gets at most this share of the whole budget (5 s of 60)
+at first; the cap doubles each time a search times out without a consistent rule."""
+FRAME_SHARE = 0.25
+"""At most this share of the loop's time goes to testing frame literals (usually well under a second)."""
+COMPLEMENT_SHARE = 0.15
+"""A 0-ary target's complement is tried first with this share of the budget; the direct search
+gets the rest unless the complement ended complete. (Measured: a complement after a direct search
+that used 60% of the budget cost ``tictactoe_terminal`` more than it gained anywhere.)"""
+INVERTED = "inv_"
+"""Prefix of the invented predicate that holds where the target does not."""
 LOOP_SHARE = 0.75
 """The loop stops at this share of the budget; the rest is for the fallback cover and selection."""
 
@@ -104,12 +125,30 @@ def _balanced(tp: int, fp: int, n_pos: int, n_neg: int) -> float:
 class Pool:
     """Verified candidate rules: consistent ones (for the cover) and partial ones (for the fallback)."""
 
-    def __init__(self, positives: np.ndarray, n_neg: int):
+    def __init__(self, positives: np.ndarray, n_neg: int, max_keys: int = 16_000_000):
         self.positives = positives
         self.n_neg = n_neg
+        self.max_keys = max_keys
         self.consistent: list[ScoredRule] = []
         self.partial: list[ScoredRule] = []
+        self.partial_keys = 0
         self.clauses: dict[str, Clause] = {}
+
+    def add_partial(self, rule: ScoredRule) -> None:
+        """Keep an inconsistent rule for the fallback cover, within ``max_keys`` stored keys.
+
+        Why: a general rule's covered negatives can be millions of keys; kept for every seed they
+        made the pool the biggest thing in memory. Past the bound the rules with the worst
+        balanced-accuracy gain (pos/P - neg/N) are dropped first.
+        """
+        self.partial.append(rule)
+        self.partial_keys += len(rule.pos) + len(rule.neg)
+        if self.partial_keys > self.max_keys:
+            p, n = max(len(self.positives), 1), max(self.n_neg, 1)
+            self.partial.sort(key=lambda r: len(r.pos) / p - len(r.neg) / n, reverse=True)
+            while self.partial_keys > self.max_keys // 2 and len(self.partial) > 1:
+                r = self.partial.pop()
+                self.partial_keys -= len(r.pos) + len(r.neg)
 
     def verify(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:
         text = clause.text()
@@ -155,24 +194,80 @@ class IlaspLearner:
     name: str = "ilasp"
     profile: Profile = field(default_factory=Profile)
     _clauses: dict[str, Clause] = field(default_factory=dict, repr=False)  # rule text -> clause (last fit)
+    _invert: bool = field(default=False, repr=False)  # learning the complement (see fit)
+    _head: str = field(default="", repr=False)
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
+        """Learn the target; a 0-ary target (``terminal``) may also be learned as its complement.
+
+        The complement (``terminal :- not inv_terminal.`` with ``inv_terminal`` learned from the
+        swapped labels) is an invented predicate: "the game goes on while some piece is misplaced"
+        is one short rule where "the game is over when every piece is in place" is none. The
+        complement is tried first with ``COMPLEMENT_SHARE`` of the budget (an easy complement ends
+        complete within it and is returned if it is also exact on validate); otherwise the direct search gets the rest and
+        validation picks between the two.
+        """
+        self._invert = False
+        arity0 = len(task.target_atoms) > 0 and not parse_atom(task.target_atoms.names[0])[1]
+        if not (self.settings.complement and arity0):
+            return self._fit(task, budget, report)
+        best: list = [-1.0, None]
+
+        def relay(model: LearnedProgram) -> None:
+            if model.train_ba > best[0]:
+                best[:] = [model.train_ba, model]
+                report(model)
+
+        def final(model: LearnedProgram) -> LearnedProgram:
+            if best[1] is not model:  # the last report is always the returned model
+                report(model)
+            return model
+
+        remaining = budget.remaining()
+        first = Budget(remaining * COMPLEMENT_SHARE) if remaining != float("inf") else Budget()
+        self._invert = True
+        try:
+            inverted = self._fit(task, first, relay)
+        finally:
+            self._invert = False
+        if inverted.status == "complete" and _validate_ba(task, inverted) == 1.0:
+            return final(inverted)  # complete on train and exact on validate: no need to look further
+        profile, clauses = self.profile, dict(self._clauses)
+        direct = self._fit(task, budget, relay)
+        if direct.status == "complete":
+            return final(direct)
+        for k in ("facts", "search", "verify", "solve", "select", "tested", "iterations"):
+            setattr(self.profile, k, getattr(self.profile, k) + getattr(profile, k))
+        self._clauses.update(clauses)
+        chosen = max((direct, inverted), key=lambda m: (_validate_ba(task, m), m.train_ba, -len(m.text)))
+        self.profile.status = f"{chosen.status} ({'complement' if chosen is inverted else 'direct'})"
+        report(chosen)
+        return chosen
+
+    def _targets(self, task: Task, split, constants, rows=None) -> Targets:
+        targets = targets_for(task, split, constants, rows)
+        return _complement(targets) if self._invert else targets
+
+    def _fit(
+        self, task: Task, budget: Budget, report: Callable[[LearnedProgram], None] = ignore_report
+    ) -> LearnedProgram:
         self.profile = prof = Profile()
+        self._head = task.predicates[0]
         train = task.split("train")
         t0 = time.monotonic()
         facts = facts_for(task, train)
-        targets = targets_for(task, train, facts.constants)
+        targets = self._targets(task, train, facts.constants)
         prof.facts += time.monotonic() - t0
         positives = targets.positives
         n_pos, n_neg = len(positives), facts.n * targets.table.n - len(positives)
         if n_pos == 0:
             prof.status = "no positives"
-            model = LearnedProgram(
-                "", status="no positive training example", iterations=0, train_ba=_balanced(0, 0, 0, n_neg)
-            )
+            model = self._model([], n_pos, n_neg, "no positive training example", 0)
             report(model)
             return model
         bias = bias_for(task, self.settings)
+        if self._invert:
+            bias = replace(bias, head_pred=INVERTED + bias.head_pred)
         remaining = budget.remaining()
         loop_deadline = time.monotonic() + (
             remaining * LOOP_SHARE if remaining != float("inf") else remaining
@@ -189,23 +284,81 @@ class IlaspLearner:
         sample_rows = np.sort(rng.choice(facts.n, size=min(self.settings.sample, facts.n), replace=False))
         sample = None
         set_aside: set[int] = set()
-        chosen: list[int] = []
+        hypothesis: list[ScoredRule] = []
         covered_now = np.zeros(0, dtype=np.int64)
         status = "budget"
         beam_width = self.settings.beam
         best_reported = -1.0
-        seed = int(positives[rng.integers(len(positives))])
-        while True:
+        seed_cap = remaining * SEED_CAP if remaining != float("inf") else remaining
+        max_rows = self.settings.max_rows
+
+        def solve_seconds() -> float:
+            return max(min(loop_left(), budget.remaining() * 0.2), 0.1)
+
+        def add(clauses: list[Clause]) -> list[ScoredRule]:
+            """Verify ``clauses`` on all training examples; the new consistent rules kept."""
+            new_rules = []
+            for clause in clauses:
+                rule = pool.verify(clause, facts, targets, max_rows)
+                if rule is None:
+                    continue
+                if len(rule.neg) == 0:
+                    if pool.add_consistent(rule):
+                        new_rules.append(rule)
+                else:
+                    pool.add_partial(rule)
+            return [r for r in new_rules if r in pool.consistent]
+
+        def combine(optimise: bool = False) -> list[ScoredRule]:
+            """The combine step: the subset of every consistent rule found so far that covers the
+            most training positives, then has the fewest literals - greedy while the loop runs,
+            one clingo optimisation (kept if no worse) at the end."""
+            greedy = [pool.consistent[i] for i in greedy_cover(pool.consistent, positives)]
+            if not optimise:
+                return greedy
+            ids = best_partial_cover(pool.consistent, n_pos, n_neg, max(budget.remaining() * 0.25, 0.2))
+            best = [pool.consistent[i] for i in ids]
+            size = [(-len(_union([r.pos for r in h])), sum(r.length for r in h)) for h in (best, greedy)]
+            return best if size[0] <= size[1] else greedy
+
+        def hand_out(rules: list[ScoredRule]) -> None:
+            nonlocal best_reported
+            model = self._model(rules, n_pos, n_neg, "iteration", prof.iterations)
+            if model.train_ba > best_reported:  # the anytime contract: hand out each better hypothesis
+                best_reported = model.train_ba
+                report(model)
+
+        if self.settings.frame:
+            t = time.monotonic()
+            deadline = time.monotonic() + max(loop_left(), 0.0) * FRAME_SHARE
+            framed = add(frame_clauses(bias, facts, targets, max_rows, deadline))
+            prof.verify += time.monotonic() - t
+            if framed:
+                t = time.monotonic()
+                if self.settings.combine:
+                    hypothesis = combine()
+                else:
+                    cover.add(framed, [])
+                prof.solve += time.monotonic() - t
+                covered_now = _union([r.pos for r in (hypothesis if self.settings.combine else framed)])
+                hand_out(hypothesis)
+        pending = np.setdiff1d(positives, _union([r.pos for r in pool.consistent]), assume_unique=True)
+        if len(pending) == 0:
+            status = "complete"
+        seed = int(pending[rng.integers(len(pending))]) if len(pending) else -1
+        while seed >= 0:
             ex, atom = divmod(seed, targets.n_atoms)
             if sample is None or ex not in set(sample_rows.tolist()):
                 sample_rows = np.union1d(sample_rows, [ex])
                 t = time.monotonic()
                 sample = facts_for(task, train, sample_rows)
                 prof.facts += time.monotonic() - t
-            sample_targets = targets_for(task, train, sample.constants, sample_rows)
+            sample_targets = self._targets(task, train, sample.constants, sample_rows)
             bottom = Bottom.of(example_atoms(task, train, ex), statics)
             t = time.monotonic()
             share = max(loop_left(), 0.0) * SEARCH_SHARE
+            if self.settings.combine:
+                share = min(share, seed_cap)  # many small searches: many-rule targets need many seeds
             wanted = _to_sample(
                 np.setdiff1d(positives, covered_now, assume_unique=True), sample_rows, targets.n_atoms
             )
@@ -217,38 +370,32 @@ class IlaspLearner:
                 found = SearchResult(deeper.consistent, found.partial, search.tested, deeper.timed_out)
             if not found.consistent and not found.timed_out:
                 beam_width = min(beam_width * 2, MAX_BEAM)  # the space was too narrow: widen it
+            if not found.consistent and found.timed_out:
+                seed_cap *= 2  # the rules left need longer searches
             prof.search += time.monotonic() - t
             prof.tested += found.tested
             t = time.monotonic()
-            new_rules = []
-            for clause in found.consistent:
-                rule = pool.verify(clause, facts, targets, self.settings.max_rows)
-                if rule is None:
-                    continue
-                if len(rule.neg) == 0:
-                    if pool.add_consistent(rule):
-                        new_rules.append(rule)
-                else:
-                    pool.partial.append(rule)
+            new_rules = add(found.consistent)
             for clause in found.partial:
-                rule = pool.verify(clause, facts, targets, self.settings.max_rows)
+                rule = pool.verify(clause, facts, targets, max_rows)
                 if rule is not None:
-                    pool.partial.append(rule)
-            new_rules = [r for r in new_rules if r in pool.consistent]
+                    pool.add_partial(rule)
             prof.verify += time.monotonic() - t
             t = time.monotonic()
-            cover.add(new_rules, [seed])
-            chosen, _ = cover.solve(max(min(loop_left(), budget.remaining() * 0.2), 0.1))
+            if self.settings.combine:
+                hypothesis = combine()
+                covered_now = _union([r.pos for r in pool.consistent])  # seeds: what no rule covers yet
+            else:
+                cover.add(new_rules, [seed])
+                chosen, _ = cover.solve(solve_seconds())
+                hypothesis = [cover.rules[r] for r in chosen]
+                covered_now = _union([r.pos for r in hypothesis])
             prof.solve += time.monotonic() - t
             prof.iterations += 1
-            covered = covered_now = _union([cover.rules[r].pos for r in chosen])
-            if seed not in covered:
+            if seed not in covered_now:
                 set_aside.add(seed)
-            model = self._model([cover.rules[r] for r in chosen], n_pos, n_neg, "iteration", prof.iterations)
-            if model.train_ba > best_reported:  # the anytime contract: hand out each better hypothesis
-                best_reported = model.train_ba
-                report(model)
-            uncovered = np.setdiff1d(positives, covered, assume_unique=True)
+            hand_out(hypothesis)
+            uncovered = np.setdiff1d(positives, covered_now, assume_unique=True)
             uncovered = uncovered[~np.isin(uncovered, list(set_aside))] if set_aside else uncovered
             if len(uncovered) == 0:
                 status = "complete" if not set_aside else "bias too small"
@@ -256,8 +403,11 @@ class IlaspLearner:
             if loop_left() <= 0:
                 break
             seed = int(uncovered[rng.integers(len(uncovered))])
+        if self.settings.combine:
+            t = time.monotonic()
+            hypothesis = combine(optimise=True)
+            prof.solve += time.monotonic() - t
         prof.status = status
-        hypothesis = [cover.rules[r] for r in chosen]
         if len(_union([r.pos for r in hypothesis])) == n_pos:
             final = self._model(hypothesis, n_pos, n_neg, "complete", prof.iterations)
             report(final)
@@ -266,7 +416,7 @@ class IlaspLearner:
         for clause in baseline_clauses(task, bias, targets, facts.n):
             rule = pool.verify(clause, facts, targets, self.settings.max_rows)
             if rule is not None:
-                pool.partial.append(rule)
+                pool.add_partial(rule)
         candidates = pool.consistent + pool.partial
         partial_ids = best_partial_cover(candidates, n_pos, n_neg, max(budget.remaining() * 0.5, 0.2))
         fallback = [candidates[i] for i in partial_ids]
@@ -286,6 +436,8 @@ class IlaspLearner:
         tp = len(_union([r.pos for r in rules]))
         fp = len(_union([r.neg for r in rules]))
         text = "\n".join(r.text for r in rules)
+        if self._invert:
+            text = "\n".join([*(r.text for r in rules), f"{self._head} :- not {INVERTED}{self._head}."])
         return LearnedProgram(
             text, status=status, iterations=iterations, train_ba=_balanced(tp, fp, n_pos, n_neg)
         )
@@ -301,7 +453,7 @@ class IlaspLearner:
             return max(models, key=lambda m: (m.train_ba, -len(m.text)))
         split = task.split("validate")
         facts = facts_for(task, split)
-        targets = targets_for(task, split, facts.constants)
+        targets = self._targets(task, split, facts.constants)
         v_pos = len(targets.positives)
         v_neg = facts.n * targets.table.n - v_pos
         scored = []
@@ -343,6 +495,21 @@ def baseline_clauses(
     return out
 
 
+def _complement(targets: Targets) -> Targets:
+    """The same candidate atoms with the labels swapped (for learning a target's complement)."""
+    n_ex = len(targets.rows)
+    every = (np.arange(n_ex, dtype=np.int64)[:, None] * targets.n_atoms + targets.table.cols["atom"]).ravel()
+    flipped = np.setdiff1d(np.unique(every), targets.positives, assume_unique=True)
+    return Targets(targets.table, targets.n_atoms, flipped, targets.rows)
+
+
+def _validate_ba(task: Task, model: LearnedProgram) -> float:
+    """Balanced accuracy on the validate split through the one evaluation path (train BA without one)."""
+    if "validate" not in task.splits:
+        return model.train_ba
+    return pool_counts(evaluate(model, task, ["validate"])["validate"].values()).balanced_accuracy
+
+
 def _to_sample(keys: np.ndarray, rows: np.ndarray, n_atoms: int) -> np.ndarray:
     """Full-split keys of examples in the sample, renumbered to the sample's example indices."""
     ex, atom = np.divmod(keys, n_atoms)
@@ -358,14 +525,20 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frame|combine|absence|complement))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
-    "clauses, candidates tested by vectorised joins, clingo picks the shortest consistent cover "
-    "(falls back to the best partial cover).",
-    params="max_body: most body literals per rule (default 5; e.g. ilasp_b3)",
+    "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
+    "combines every rule found (falls back to the best partial cover).",
+    params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
+    "_noabsence switch a default feature off, _complement switches the complement of 0-ary targets on "
+    "(e.g. ilasp_noframe_nocombine, ilasp_complement)",
     example="ilasp",
     symbolic=True,
 )
-def make_ilasp(max_body: int | None = None) -> IlaspLearner:
-    settings = Settings() if max_body is None else Settings(max_body=max_body)
-    return IlaspLearner(settings)
+def make_ilasp(max_body: int | None = None, switches: str | None = None) -> IlaspLearner:
+    changes: dict = {}
+    for word in (switches or "").split("_")[1:]:
+        changes[word.removeprefix("no")] = not word.startswith("no")
+    if max_body is not None:
+        changes["max_body"] = max_body
+    return IlaspLearner(replace(Settings(), **changes))

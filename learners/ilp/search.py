@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learners.ilp.bias import NEQ, Bias, Clause, Literal, Term
-from learners.ilp.coverage import Facts, Targets, TooLarge, counts, extend, group_counts
+from learners.ilp.coverage import Facts, Targets, TooLarge, body_table, counts, extend, group_counts
 from learners.ilp.relations import Table
 
 NEW = object()
-MAX_NEGATIONS = 300
+MAX_NEGATIONS = 200
 LEVEL_AFTER_FOUND = 300
 MAX_CHILDREN = 400  # candidates tested per beam node and level (bottoms with hundreds of statics)  # candidates tested after the first consistent clause of a level
 NEG_CONSTANTS = 6
@@ -85,10 +85,35 @@ class Bottom:
 class Node:
     clause: Clause
     theta: tuple[str, ...]  # the seed constant of each variable
-    table: Table
+    table: Table | None  # None: dropped to bound memory, recomputed from the body when needed
     pos: int
     neg: int
     score: float
+
+
+def _cells(table: Table | None) -> int:
+    return 0 if table is None else table.n * max(len(table.cols), 1)
+
+
+class Held:
+    """A budget of table cells (int64 values) kept alive at once by one search level.
+
+    Why: a level tests hundreds of children per beam node and each child's bindings can reach
+    ``max_rows`` rows; keeping them all until the beam is chosen is what drove single jobs to
+    5-6 GiB. Past the budget a child keeps only its score; the few that enter the beam recompute
+    their bindings from the body (a handful of joins).
+    """
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.cells = 0
+
+    def keep(self, table: Table | None) -> Table | None:
+        c = _cells(table)
+        if self.cells + c > self.budget:
+            return None
+        self.cells += c
+        return table
 
 
 @dataclass
@@ -172,7 +197,7 @@ class Search:
                     yield clause, th, lit
             return
         # cheap, often decisive constraints first (anti-joins and filters), then new literals
-        if self.s.negation and bound:
+        if self.s.negation and (bound or self.s.absence):
             yield from self._negated(c, theta, sorted(bound))
         if self.s.inequalities:
             for u, v in itertools.combinations(sorted(bound), 2):
@@ -188,7 +213,7 @@ class Search:
         for v in existing:
             const_vars.setdefault(theta[v], []).append(v)
         linked = sorted({i for v in existing for i in bottom.by_const.get(theta[v], [])})
-        ground = [i for i, d in enumerate(bottom.dynamic) if d]
+        ground = _round_robin([i for i, d in enumerate(bottom.dynamic) if d], bottom)
         linked = _round_robin(linked, bottom)  # every predicate early, fluents first (there are fewer)
         max_vars = len(c.head_args) + self.s.max_vars
         for i in dict.fromkeys(linked + ground):
@@ -243,11 +268,13 @@ class Search:
                 if 0 < len(consts) <= NEG_CONSTANTS:
                     opts += consts
                 options.append(opts)
+            absent = self.s.absence and pred not in bias.static_preds
             for combo in itertools.product(*options):
-                if not any(isinstance(a, int) for a in combo):
+                n_const = sum(1 for a in combo if isinstance(a, str))
+                if n_const > 1:
                     continue
-                if sum(1 for a in combo if isinstance(a, str)) > 1:
-                    continue
+                if not any(isinstance(a, int) for a in combo) and not (absent and n_const):
+                    continue  # an absence test names a constant: ``not true_cell(_, _, b)``
                 pattern = tuple(theta[a] if isinstance(a, int) else a for a in combo)
                 if self.bottom.holds(pred, pattern):
                     continue  # the seed must stay covered
@@ -272,6 +299,7 @@ class Search:
         found_at = None  # the search ends with the level where the first consistent clause appears
         for depth in range(self.s.max_body + 1):
             children: list[Node] = []
+            held = Held(self.s.held_cells)
             level_budget = None  # once a consistent clause appears, test only a few more
             for node in beam:
                 if level_budget is not None and self.tested > level_budget:
@@ -288,6 +316,7 @@ class Search:
                     if key in seen:
                         continue
                     seen.add(key)
+                    assert node.table is not None  # beam nodes are materialised
                     try:
                         table = (
                             node.table
@@ -301,11 +330,12 @@ class Search:
                         continue
                     if child.clause.safe():
                         if child.neg == 0:
-                            consistent.append(child)
+                            consistent.append(_bare(child))
                             if level_budget is None:
                                 level_budget = self.tested + LEVEL_AFTER_FOUND
                             continue
-                        partial.append(child)
+                        partial.append(_bare(child))
+                    child.table = held.keep(child.table)
                     children.append(child)
             if consistent and found_at is None:
                 found_at = depth
@@ -317,8 +347,18 @@ class Search:
             children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
             safe = [n for n in children if n.clause.safe()]
             unsafe = sorted((n for n in children if not n.clause.safe()), key=_closer_to_safe)
-            beam = safe[:width] + unsafe[: max(width // 2, 2)]
+            beam = [n for n in safe[:width] + unsafe[: max(width // 2, 2)] if self._materialise(n)]
+            del children, safe, unsafe
         return self._result(consistent, partial, False)
+
+    def _materialise(self, node: Node) -> bool:
+        """Give ``node`` its bindings back if the memory bound dropped them (False: too large now)."""
+        if node.table is None:
+            try:
+                node.table = body_table(node.clause, self.facts, self.s.max_rows)
+            except TooLarge:
+                return False
+        return True
 
     def exhaustive(self, head_pred: str, seed_args: tuple[str, ...], max_results: int = 12) -> SearchResult:
         """Breadth-first over sets of *lifted* bottom literals (Progol-style), shortest first.
@@ -355,12 +395,18 @@ class Search:
         lits = list(dict.fromkeys(lits))
         types_t, theta_t = tuple(types), tuple(theta)
         head_vars = {a for a in root.clause.head_args if isinstance(a, int)}
-        level: list[tuple[Clause, Table, frozenset[int]]] = [(root.clause, root.table, frozenset())]
+        level: list[tuple[Clause, Table | None, frozenset[int]]] = [(root.clause, root.table, frozenset())]
         seen: set[frozenset[int]] = set()
         consistent: list[Node] = []
         for _ in range(self.s.max_body):
-            nxt: list[tuple[Clause, Table, frozenset[int]]] = []
+            nxt: list[tuple[Clause, Table | None, frozenset[int]]] = []
+            held = Held(self.s.held_cells)
             for clause, table, used in level:
+                if table is None:  # dropped by the memory bound: recompute from the body
+                    try:
+                        table = body_table(clause, self.facts, self.s.max_rows)
+                    except TooLarge:
+                        continue
                 reach = head_vars | {v for lit in clause.body for v in lit.variables()}
                 for i, lit in enumerate(lits):
                     if i in used or not (lit.variables() & reach) and clause.body:
@@ -384,9 +430,9 @@ class Search:
                     if node is None:
                         continue
                     if child_clause.safe() and node.neg == 0:
-                        consistent.append(node)
+                        consistent.append(_bare(node))
                         continue
-                    nxt.append((child_clause, child_table, chosen))
+                    nxt.append((child_clause, held.keep(child_table), chosen))
             if consistent or not nxt:
                 break
             level = nxt
@@ -398,6 +444,11 @@ class Search:
         return SearchResult(
             [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out
         )
+
+
+def _bare(node: Node) -> Node:
+    """A result node without its bindings (results are kept by the clause; tables are memory)."""
+    return Node(node.clause, node.theta, None, node.pos, node.neg, node.score)
 
 
 def _canonical(clause: Clause, theta: tuple[str, ...]) -> tuple:

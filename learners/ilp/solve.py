@@ -105,6 +105,26 @@ class RelevantCover:
         return sorted(chosen or []), optimal
 
 
+def greedy_cover(rules: Sequence[ScoredRule], positives: np.ndarray) -> list[int]:
+    """Consistent rules picked greedily (most newly covered positives per literal) until none adds any.
+
+    The cheap anytime hypothesis between the combine step's optimisations (a set cover within a
+    factor ln(P) of the optimum; the optimisation at the end may improve it).
+    """
+    covered = np.zeros(len(positives), dtype=bool)
+    idx = [np.searchsorted(positives, r.pos) for r in rules]
+    chosen: list[int] = []
+    while True:
+        gains = [
+            (int((~covered[i]).sum()) / rules[r].length, r) for r, i in enumerate(idx) if r not in chosen
+        ]
+        gain, best = max(gains, default=(0, -1))
+        if gain <= 0:
+            return sorted(chosen)
+        chosen.append(best)
+        covered[idx[best]] = True
+
+
 def _classes(rules: Sequence[ScoredRule], attr: str) -> list[tuple[int, list[int]]]:
     """(count, covering rules) for each group of keys covered by exactly the same rules."""
     keys = [getattr(r, attr) for r in rules]
@@ -122,10 +142,33 @@ def _classes(rules: Sequence[ScoredRule], attr: str) -> list[tuple[int, list[int
     return [(n, list(sig)) for sig, n in groups.items()]
 
 
-def best_partial_cover(rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float) -> list[int]:
+MAX_LINES = 30_000
+"""Most ``covered :- sel`` lines in one cover program: grounding is not interruptible, so the
+program is kept small enough to ground in about a second (the best-scoring rules are kept)."""
+
+
+def best_partial_cover(
+    rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float, max_lines: int = MAX_LINES
+) -> list[int]:
     """Rules maximising training balanced accuracy (then fewest literals); see the module docstring."""
     if not rules:
         return []
+    size = sum(len(r.pos) + len(r.neg) for r in rules)
+    if size > max_lines:  # keep the best rules (BA gain) whose coverage fits the line budget
+        p, n = max(n_pos, 1), max(n_neg, 1)
+        order = sorted(range(len(rules)), key=lambda i: len(rules[i].neg) / n - len(rules[i].pos) / p)
+        kept: list[int] = []
+        total = 0
+        for i in order:
+            c = len(rules[i].pos) + len(rules[i].neg)
+            if total + c > max_lines and kept:
+                continue
+            kept.append(i)
+            total += c
+        kept.sort()
+        limit = max_lines if len(kept) < len(rules) else 1 << 62  # one huge rule: nothing to drop
+        sub = best_partial_cover([rules[i] for i in kept], n_pos, n_neg, seconds, limit)
+        return [kept[i] for i in sub]
     pos_classes, neg_classes = _classes(rules, "pos"), _classes(rules, "neg")
     biggest = max([n for n, _ in pos_classes + neg_classes] + [1])
     # weights proportional to N (a missed positive) and P (a covered negative), scaled so that

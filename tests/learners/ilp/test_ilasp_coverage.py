@@ -26,6 +26,8 @@ def _clauses() -> list[Clause]:
         Clause("next_on", (0,), (Literal(on, (0,)), Literal(on, (1,)), Literal(NEQ, (0, 1))), ("pos", "pos")),
         Clause("next_on", (0,), (Literal(idx, (0,)), Literal("does", (1, "noop"))), ("pos", "agent")),
         Clause("next_on", ("3",), (), ()),  # a fact
+        Clause("next_on", (0,), (Literal(on, (0,)), Literal(tog, (None, "2"), True)), POS),  # absence
+        Clause("next_on", (0,), (Literal(on, (0,)), Literal(tog, (None, None))), POS),  # a guard of _ only
     ]
 
 

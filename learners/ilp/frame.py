@@ -1,0 +1,163 @@
+"""Frame-style clauses: ``h(X..) :- b(X..), not l1, ..., not lk``, the literals chosen as a set.
+
+Most ``next_*`` sub-predicates are "stays as it is unless a move changes it" (the frame problem):
+``next_cell(X, Y, M) :- true_cell(X, Y, M), not does_move(_, X, Y, _, _), not does_move(_, _, _, X, Y)``.
+A top-down beam meets such a rule one negation at a time, and each negation alone still covers
+negatives, so the beam rarely keeps the right partial rule long enough. Here the negations are
+picked together, over every training example at once:
+
+1. The *base* is a body predicate with exactly the head's types (``true_f`` for ``next_f``;
+   ``input_f`` for ``legal_f``) with the head's variables: its bindings are the rows (example, X..),
+   each a positive or a negative target atom.
+2. Every candidate literal over a background predicate uses head variables of compatible type or
+   ``_`` (safe: each variable is bound by the base): negated ones with at least one variable, and
+   positive guards over fluents and moves (``does_move(_, _, _, _, _)``: a move was made). Each
+   candidate's effect is the set of rows it removes - one vectorised semi-join each.
+3. Choosing literals is a weighted set cover: remove every negative row, keep as many positive
+   rows as possible. Greedy: first literals that remove no positive (most negatives first), then,
+   if negatives remain, the literal with the best balanced-accuracy gain. At most ``max_body - 1``
+   negations.
+
+Every prefix of the chosen set is returned too (material for the fallback cover). The learner
+verifies each clause like any other candidate. Nothing is game-specific: the base and the
+literals come from the signature's types alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+from learners.ilp.bias import Bias, Clause, Literal
+from learners.ilp.coverage import Facts, Targets, TooLarge, _literal_table, body_table
+from learners.ilp.relations import Table, pack
+
+MAX_CANDIDATES = 2000
+"""Candidate negated literals tested per base (each is one semi-join over the base's rows)."""
+
+
+def bases(bias: Bias) -> list[str]:
+    """Body predicates with exactly the head's argument types (the head's own fluent first)."""
+    types = bias.head_types
+    if not types:
+        return []
+    out = [p for p, ts in sorted(bias.body_types.items()) if ts == types]
+    own = "true_" + bias.head_pred.split("_", 1)[-1]
+    return sorted(out, key=lambda p: p != own)
+
+
+def candidates(bias: Bias, base: str, n_vars: int, types: tuple[str, ...]) -> list[Literal]:
+    """Literals whose arguments are head variables (each at most once) or ``_``.
+
+    Negated ones need a variable (``not does_move(_, X, Y, _, _)``: "nobody moves from X,Y");
+    positive ones are guards over dynamic predicates (``does_move(_, _, _, _, _)``: "a move was
+    made", false in a terminal state where every fluent is dropped).
+    """
+    out: list[Literal] = []
+    for pred, ts in sorted(bias.body_types.items()):
+        options = []
+        for t in ts:
+            options.append([v for v in range(n_vars) if bias.compatible(types[v], t)] + [None])
+        for combo in itertools.product(*options):
+            vs = [a for a in combo if a is not None]
+            if len(vs) != len(set(vs)) or (pred == base and combo == tuple(range(n_vars))):
+                continue
+            if vs:
+                out.append(Literal(pred, tuple(combo), negated=True))
+            if pred not in bias.static_preds and ts:
+                out.append(Literal(pred, tuple(combo)))
+            if len(out) >= MAX_CANDIDATES:
+                return out
+    return out
+
+
+def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
+    """Rows of ``table`` that adding ``lit`` to the body removes."""
+    lt = _literal_table(Literal(lit.pred, lit.args), facts) or Table({}, 0)
+    on = [c for c in lt.cols if c in table.cols]
+    if lt.n == 0:
+        holds = np.zeros(table.n, dtype=bool)
+    elif not on:
+        holds = np.ones(table.n, dtype=bool)
+    else:
+        lk, rk = pack([table.cols[c] for c in on], [[lt.cols[c] for c in on]])
+        holds = np.isin(lk, rk)
+    return holds if lit.negated else ~holds
+
+
+def frame_clauses(
+    bias: Bias, facts: Facts, targets: Targets, max_rows: int, deadline: float = float("inf")
+) -> list[Clause]:
+    """Frame clauses for the head of ``bias`` (see the module docstring); [] when there is no base.
+
+    Past ``deadline`` no more candidate literals are tested (what was chosen so far is returned).
+    """
+    out: list[Clause] = []
+    k = len(bias.head_types)
+    head = tuple(range(k))
+    for base in bases(bias):
+        clause = Clause(bias.head_pred, head, (Literal(base, head),), bias.head_types)
+        try:
+            table = body_table(clause, facts, max_rows)
+        except TooLarge:
+            continue
+        label = _labels(table, k, facts, targets)
+        if label is None:
+            continue
+        scored, is_pos = label
+        table = table.take(np.flatnonzero(scored))
+        n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
+        if n_pos == 0:
+            continue
+        out.append(clause)
+        if n_neg == 0:
+            continue
+        lits = candidates(bias, base, k, bias.head_types)
+        hits: list[np.ndarray] = []
+        for lit in lits:
+            if time.monotonic() > deadline:
+                lits = lits[: len(hits)]
+                break
+            hits.append(_removes(table, lit, facts))
+        alive = np.ones(table.n, dtype=bool)
+        chosen: list[Literal] = []
+        while len(chosen) < bias.settings.max_body - 1:
+            neg_left = alive & ~is_pos
+            if not neg_left.any():
+                break
+            best, best_key = None, None
+            for lit, h in zip(lits, hits, strict=True):
+                if lit in chosen:
+                    continue
+                removes_neg = int((h & neg_left).sum())
+                if removes_neg == 0:
+                    continue
+                removes_pos = int((h & alive & is_pos).sum())
+                # a literal that loses no positive beats any that does; then the BA gain
+                key = (removes_pos == 0, removes_neg / n_neg - removes_pos / n_pos, -removes_pos)
+                if best_key is None or key > best_key:
+                    best, best_key = (lit, h), key
+            if best is None or best_key is None or best_key[1] <= 0:
+                break
+            chosen.append(best[0])
+            alive &= ~best[1]
+            out.append(Clause(bias.head_pred, head, (Literal(base, head), *chosen), bias.head_types))
+    return out
+
+
+def _labels(table: Table, k: int, facts: Facts, targets: Targets) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per base row: whether its head atom is scored (a candidate atom), and whether it is positive."""
+    cand = targets.table
+    if any(v not in table.cols for v in range(k)) or "ex" not in table.cols:
+        return None
+    rk, ck = pack([table.cols[v] for v in range(k)], [[cand.cols[("a", j)] for j in range(k)]])
+    order = np.argsort(ck, kind="stable")
+    at = np.searchsorted(ck[order], rk)
+    at_ok = np.minimum(at, len(ck) - 1) if len(ck) else at
+    scored = (at < len(ck)) & (ck[order][at_ok] == rk) if len(ck) else np.zeros(table.n, dtype=bool)
+    atom = cand.cols["atom"][order][at_ok]
+    keys = table.cols["ex"] * targets.n_atoms + atom
+    is_pos = np.isin(keys, targets.positives)
+    return scored, is_pos[scored]

@@ -1,0 +1,182 @@
+"""The ilasp hypothesis language, one small hand-made game per feature, each learned exactly.
+
+* ``slide``: a mark moves from one cell to an empty one; in a terminal state nothing moves and
+  nothing holds next. ``next_cell`` needs a frame clause with a negated move *and* a positive
+  guard (a move was made), chosen as a set (:mod:`learners.ilp.frame`).
+* ``full``: the game ends when no cell is blank - an absence literal ``not true_cell(_, b)``
+  (a count of zero).
+* ``allon``: the game ends when all six lights are on - six literals directly (over the body
+  limit), one rule as the complement ``inv_terminal :- index(P), not true_on(P)``.
+
+Each switch turned off is also checked to matter where it must, so the tests can fail.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from learners.base import Budget, make_learner
+from learners.ilp.bias import Settings, bias_for
+from learners.ilp.coverage import facts_for, targets_for
+from learners.ilp.frame import frame_clauses
+from learners.ilp.ilasp import IlaspLearner
+from learners.metrics import evaluate, pool
+from tasks.iggp import DatFile, task_from_dats
+from tasks.signature import parse_typ
+
+SLIDE_TYP = """
+true, next :: prop -> bool.
+does :: agent -> action -> bool.
+cell :: pos -> mark -> prop.
+move :: pos -> pos -> action.
+index :: pos -> bool.
+a :: agent.
+1, 2, 3, 4, 5 :: pos.
+x, o :: mark.
+"""
+BOARD_TYP = """
+true :: prop -> bool.
+terminal :: bool.
+cell :: pos -> mark -> prop.
+on :: pos -> prop.
+index :: pos -> bool.
+1, 2, 3, 4, 5, 6 :: pos.
+x, o, b :: mark.
+"""
+
+
+def _slide(seed: int, n: int) -> DatFile:
+    rng = np.random.default_rng(seed)
+    cells = ["1", "2", "3", "4", "5"]
+    atoms = [f"next_cell({p}, {m})" for p in cells for m in ("x", "o")]
+    examples = []
+    for _ in range(n):
+        board = {p: str(rng.choice(["x", "o"])) for p in cells if rng.random() < 0.5}
+        background = [f"true_cell({p}, {m})" for p, m in sorted(board.items())]
+        empty = [p for p in cells if p not in board]
+        if board and empty and rng.random() < 0.85:
+            src, dst = str(rng.choice(sorted(board))), str(rng.choice(empty))
+            background.append(f"does_move(a, {src}, {dst})")
+            after = {p: m for p, m in board.items() if p != src} | {dst: board[src]}
+            positives = [f"next_cell({p}, {m})" for p, m in sorted(after.items())]
+        else:
+            positives = []  # terminal: no move, nothing holds next
+        examples.append((background, positives))
+    return DatFile(atoms, [f"index({p})" for p in cells], examples)
+
+
+def _board(kind: str, seed: int, n: int) -> DatFile:
+    rng = np.random.default_rng(seed)
+    examples = []
+    for _ in range(n):
+        if kind == "full":
+            marks = [str(rng.choice(["x", "o", "b"], p=[0.4, 0.4, 0.2])) for _ in range(4)]
+            background = [f"true_cell({i + 1}, {m})" for i, m in enumerate(marks)]
+            end = "b" not in marks
+        else:
+            on = [i + 1 for i in range(6) if rng.random() < 0.85]
+            background = [f"true_on({i})" for i in on]
+            end = len(on) == 6
+        examples.append((background, ["terminal"] if end else []))
+    return DatFile(["terminal"], [f"index({i})" for i in range(1, 7)], examples)
+
+
+def _task(game: str, target: str, make) -> object:
+    typ = SLIDE_TYP if game == "slide" else BOARD_TYP
+    dats = {"train": make(1, 300), "validate": make(2, 100), "test": make(3, 200)}
+    return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ"))
+
+
+def slide_task():
+    return _task("slide", "next", _slide).for_predicate("next_cell")
+
+
+def board_task(kind: str):
+    return _task(kind, "terminal", lambda seed, n: _board(kind, seed, n)).for_predicate("terminal")
+
+
+def _test_ba(model, task) -> float:
+    return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
+
+
+def test_frame_clauses_choose_negation_and_guard_together():
+    task = slide_task()
+    train = task.split("train")
+    facts = facts_for(task, train)
+    targets = targets_for(task, train, facts.constants)
+    texts = [c.text() for c in frame_clauses(bias_for(task), facts, targets, 10**6)]
+    assert texts[0] == "next_cell(Pos1,Mark1) :- true_cell(Pos1,Mark1)."
+    last = texts[-1]
+    assert "not does_move(_,Pos1,_)" in last and "does_move(_,_,_)" in last.replace(
+        "not does_move(_,_,_)", ""
+    )
+
+
+@pytest.mark.parametrize("name", ["ilasp", "ilasp_nocombine"])
+def test_frame_task_learned_exactly(name):
+    task = slide_task()
+    model = make_learner(name).fit(task, Budget(20))
+    assert _test_ba(model, task) == 1.0, model.rules()
+    assert "not does_move(" in model.rules()
+
+
+def test_absence_literal_learns_full_board():
+    task = board_task("full")
+    model = IlaspLearner(Settings(complement=False)).fit(task, Budget(20))
+    assert _test_ba(model, task) == 1.0, model.rules()
+    assert "not true_cell(_,_,b)" in model.rules().replace(" ", "") or "not true_cell(_,b)" in model.rules()
+    without = IlaspLearner(Settings(complement=False, absence=False)).fit(task, Budget(3))
+    assert _test_ba(without, task) < 1.0, without.rules()
+
+
+def test_complement_learns_all_lights_on():
+    task = board_task("allon")
+    model = IlaspLearner(Settings(complement=True)).fit(task, Budget(8))
+    assert _test_ba(model, task) == 1.0, model.rules()
+    assert "terminal :- not inv_terminal." in model.rules()
+    without = IlaspLearner(Settings(complement=False)).fit(task, Budget(3))
+    assert _test_ba(without, task) < 1.0, without.rules()
+
+
+def test_feature_switches_in_the_name():
+    s = make_learner("ilasp_b4_noframe_complement").settings
+    assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, True, True, True)
+    s = make_learner("ilasp").settings
+    assert (s.frame, s.complement, s.combine, s.absence) == (True, False, True, True)
+
+
+def test_memory_bound_drops_tables_without_changing_the_search():
+    """A search level with no room for tables recomputes the beam's bindings: same rules found."""
+    from learners.ilp.coverage import example_atoms
+    from learners.ilp.search import Bottom, Search
+    from tasks.task import parse_atom
+
+    task = slide_task()
+    train = task.split("train")
+    facts = facts_for(task, train)
+    targets = targets_for(task, train, facts.constants)
+    seed = int(targets.positives[0])
+    ex, atom = divmod(seed, targets.n_atoms)
+    bottom = Bottom.of(example_atoms(task, train, ex), [parse_atom(a) for a in task.static_atoms()])
+    args = parse_atom(task.target_atoms.names[atom])[1]
+    found = []
+    for cells in (Settings().held_cells, 0):
+        bias = bias_for(task, Settings(held_cells=cells))
+        result = Search(bias, facts, targets, bottom, float("inf")).run(bias.head_pred, args)
+        found.append(sorted(c.text() for c in result.consistent))
+    assert found[0] and found[0] == found[1]
+
+
+def test_greedy_cover_and_bounded_cover_program():
+    from learners.ilp.solve import ScoredRule, best_partial_cover, greedy_cover
+
+    def rule(name, length, pos, neg=()):
+        return ScoredRule(name, length, np.array(pos, dtype=np.int64), np.array(neg, dtype=np.int64))
+
+    positives = np.arange(10, dtype=np.int64)
+    rules = [rule("wide", 3, range(8)), rule("a", 2, [8]), rule("b", 2, [9]), rule("dup", 4, [0, 1])]
+    assert [rules[i].text for i in greedy_cover(rules, positives)] == ["wide", "a", "b"]
+    big = [rule("huge", 2, range(10), range(100, 200))] + rules
+    # a program budget smaller than one rule's coverage: still answers (no endless halving)
+    assert best_partial_cover(big, n_pos=10, n_neg=1000, seconds=2, max_lines=5)
