@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from orchestrator import __version__, cli_analysis, cli_games, cli_graphlog, cli_learners, cli_run
+from orchestrator.errors import DEBUG_ENV, OrchGroup
 
 app = typer.Typer(
     name="orch",
@@ -12,6 +15,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    cls=OrchGroup,  # one error handler: one line per error, exit codes in orchestrator/errors.py
 )
 
 
@@ -26,8 +30,11 @@ def main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error (also ORCH_DEBUG=1)."),
 ) -> None:
     """orch: run rule-learning benchmarks on Ray and analyse the results."""
+    if debug:
+        os.environ[DEBUG_ENV] = "1"
 
 
 for _module in (cli_games, cli_learners, cli_run, cli_graphlog, cli_analysis):

@@ -40,7 +40,7 @@ def select(
         raise typer.BadParameter(
             f"unknown metric(s) {bad}; choose from {list(METRICS)}", param_hint="--metrics"
         )
-    runs = complete_runs(runs_from_store(ResultStore(store), sweep))
+    runs = complete_runs(runs_from_store(ResultStore(store, must_exist=True), sweep))
     learners = sorted({r["learner"] for r in runs})
     if len(learners) < 2:
         typer.echo(f"error: selection needs at least two learners with complete tasks in {store}", err=True)
@@ -93,8 +93,8 @@ def compare_command(
     all_tasks: bool = typer.Option(False, "--all", help="List ties too, not only wins and losses."),
 ) -> None:
     """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy."""
-    sa = ResultStore(store)
-    result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa))
+    sa = ResultStore(store, must_exist=True)
+    result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b, must_exist=True) if store_b else sa))
     rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
     typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
 
@@ -118,7 +118,7 @@ def predictive_command(
     """
     from orchestrator.predictive import score_store, write_predictive
 
-    s = ResultStore(store)
+    s = ResultStore(store, must_exist=True)
     rows = score_store(s, dataset)
     write_predictive(s, rows)
     if not rows:
@@ -143,7 +143,7 @@ def compose_command(
     """
     from orchestrator.compose import score_composed
 
-    rows = score_composed(ResultStore(store), dataset, split)
+    rows = score_composed(ResultStore(store, must_exist=True), dataset, split)
     if not rows:
         typer.echo("no rule-based runs on a graphlog: dataset in the store", err=True)
     typer.echo(render({"rules applied recursively": rows}, fmt))

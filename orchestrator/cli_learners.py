@@ -139,7 +139,7 @@ def learn(
     try:
         model = learner_obj.fit(task, Budget(seconds), report=lambda m: improvements.append(time.monotonic()))
     except KeyError as e:  # e.g. the published ttcc4_legal has no train file
-        raise _fail(f"{learner} on {task.name}: {e.args[0]}", code=1) from None
+        raise _fail(f"{learner} on {task.name}: {e.args[0]}") from None
     learn_s = time.monotonic() - started
     started = time.monotonic()
     results = evaluate(model, task, ("validate", "test"))

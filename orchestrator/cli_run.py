@@ -182,7 +182,7 @@ def status(
 ) -> None:
     """How far the sweeps in a store got: done, running, failed and remaining jobs per learner."""
     try:
-        table = status_table(ResultStore(store), sweep)
+        table = status_table(ResultStore(store, must_exist=True), sweep)
     except StoreError as e:
         raise _fail(str(e)) from e
     total = dict.fromkeys(("done", "running", "failed", "remaining"), 0)

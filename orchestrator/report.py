@@ -299,14 +299,14 @@ def report_command(
     """
     try:
         tables = report_tables(
-            ResultStore(store), [b.strip() for b in by.split(",") if b.strip()], sweep, split
+            ResultStore(store, must_exist=True), [b.strip() for b in by.split(",") if b.strip()], sweep, split
         )
         typer.echo(render(tables, format), nl=False)
         if html is not None:
             from orchestrator.htmlreport import write_html
 
-            out = write_html(ResultStore(store), html, k=k)
+            out = write_html(ResultStore(store, must_exist=True), html, k=k)
             typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
     except StoreError as e:
         typer.echo(f"error: {scrub(str(e))}", err=True)
-        raise typer.Exit(1) from e
+        raise typer.Exit(2) from e

@@ -57,6 +57,7 @@ __all__ = [
     "STATUSES",
     "ResultStore",
     "StoreError",
+    "StoreMissing",
     "compact_command",
     "scrub",
 ]
@@ -67,6 +68,10 @@ RESULTS, MANIFESTS, TMP = "results", "manifests", "_tmp"
 
 class StoreError(RuntimeError):
     """Anything wrong with the store itself: unreadable or foreign files, a full or read-only disk."""
+
+
+class StoreMissing(StoreError):
+    """A command that reads a store was pointed at a location holding none (exit 2, not "no results")."""
 
 
 # --- credentials -----------------------------------------------------------------------------------
@@ -173,8 +178,18 @@ def _stamp() -> str:
 class ResultStore:
     """Job results of any number of sweeps under one root (a directory or a filesystem URI)."""
 
-    def __init__(self, uri: str | Path = DEFAULT_STORE, *, filesystem: pafs.FileSystem | None = None) -> None:
-        """``uri``: a local directory or a pyarrow filesystem URI; with ``filesystem``, a path in it."""
+    def __init__(
+        self,
+        uri: str | Path = DEFAULT_STORE,
+        *,
+        filesystem: pafs.FileSystem | None = None,
+        must_exist: bool = False,
+    ) -> None:
+        """``uri``: a local directory or a pyarrow filesystem URI; with ``filesystem``, a path in it.
+
+        ``must_exist``: raise :class:`StoreMissing` unless a store is there (commands that only read:
+        a typo in ``--store`` must not look like an empty store).
+        """
         uri = str(uri)
         if filesystem is not None:
             self.fs, root = filesystem, uri
@@ -189,9 +204,21 @@ class ResultStore:
         self.root = root.rstrip("/")
         self.local = isinstance(self.fs, pafs.LocalFileSystem)
         self._checked: set[str] = set()  # committed files never change, so each is checked once
+        if must_exist and not self.exists():
+            raise StoreMissing(f"no results store at {self._display(self.root)} (check --store)")
 
     def __repr__(self) -> str:
         return f"ResultStore({self.uri!r})"
+
+    def exists(self) -> bool:
+        """Whether a store is there: its results or manifests directory holds anything."""
+        for sub in (RESULTS, MANIFESTS):
+            try:
+                if self.fs.get_file_info(pafs.FileSelector(self._path(sub), allow_not_found=True)):
+                    return True
+            except OSError:
+                continue
+        return False
 
     def _path(self, *parts: str) -> str:
         return "/".join([self.root, *parts])
@@ -407,8 +434,8 @@ def compact_command(
 ) -> None:
     """Merge the store's small result files into one (safe to run while a sweep writes)."""
     try:
-        before, after = ResultStore(store).compact()
+        before, after = ResultStore(store, must_exist=True).compact()
     except StoreError as e:
         typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from e
+        raise typer.Exit(2) from e
     typer.echo(f"{scrub(store)}: {before} result file(s) -> {after}")

@@ -132,7 +132,7 @@ def test_failures_are_stored_per_job(ray_2cpu, suite, tmp_path):
 def test_bad_names_fail_before_ray(suite):
     def fails(*args: str) -> str:
         res = CliRunner().invoke(app, ["graphlog", "sweep", str(suite), *args])
-        assert res.exit_code == 1
+        assert res.exit_code == 2
         return res.output
 
     assert "rule_9" in fails("--setups", "supervised", "--models", "param-rgcn", "--worlds", "rule_0,rule_9")
