@@ -94,7 +94,9 @@ def compare_command(
 ) -> None:
     """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy."""
     sa = ResultStore(store, must_exist=True)
-    result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b, must_exist=True) if store_b else sa))
+    result = compare(
+        Side.parse(a, sa), Side.parse(b, ResultStore(store_b, must_exist=True) if store_b else sa)
+    )
     rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
     typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
 
