@@ -16,6 +16,10 @@ How a sweep runs:
 5. Only this process writes rows, in batches (every ``flush_rows`` rows or ``flush_seconds``), each
    write atomic. A driver killed mid-sweep loses at most its unflushed rows; rerunning the same
    command finds the rest stored and runs only what is missing, so each job is stored once.
+6. Any number of drivers may run on one store: a job goes to a worker only once this driver holds
+   its claim (:mod:`orchestrator.claims`). Jobs another live driver holds are waited for (their row
+   appears, or their driver dies and the claim is taken over), so every driver ends with the whole
+   sweep stored, each job once.
 
 Actors beyond the cluster's CPUs (``max_actors``) stay pending and get no jobs until they start:
 on an autoscaling cluster they are the demand that adds nodes. Where Ray comes from (a private
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import signal
 import threading
 import time
@@ -36,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from orchestrator import __version__
+from orchestrator.claims import DEFAULT_LEASE_S, Claims
 from orchestrator.live import clear_live_jobs, write_live_jobs
 from orchestrator.raysession import SchedulerError, ray_session
 from orchestrator.schema import FINAL_STATUSES, SCHEMA_VERSION
@@ -63,6 +69,7 @@ class SweepOptions:
     max_actors: int | None = None
     gpu: bool | None = None
     stall_s: float = 600.0
+    lease_s: float = DEFAULT_LEASE_S
     spec: dict = field(default_factory=dict)
 
 
@@ -76,6 +83,8 @@ class SweepResult:
     interrupted: bool = False
     lost_actors: int = 0
     retried: int = 0
+    elsewhere: int = 0
+    """Planned jobs that another driver on the same store ran meanwhile."""
 
     @property
     def finished(self) -> int:
@@ -175,8 +184,15 @@ class _Scheduler:
         self.has_gpu = options.gpu if options.gpu is not None else ray.cluster_resources().get("GPU", 0) > 0
         self.queues: dict[str, dict[tuple, deque[Job]]] = defaultdict(lambda: defaultdict(deque))
         shapes = {learner: _shape(learner, self.has_gpu) for learner in {j.learner for j in jobs}}
-        for job in jobs:
+        # Each driver takes a task's jobs in its own random order, so drivers sharing a store rarely
+        # reach for the same claim at once.
+        for job in random.sample(list(jobs), len(jobs)):
             self.queues[shapes[job.learner]][job.task_key].append(job)
+        self.shape_of = {j.job_id: shapes[j.learner] for j in jobs}
+        self.claims = Claims(store, options.lease_s)
+        self.deferred: dict[str, Job] = {}  # claimed by another live driver: wait for its row
+        self.deferred_at = 0.0
+        self.elsewhere = 0
         self.left = {s: sum(len(q) for q in groups.values()) for s, groups in self.queues.items()}
         self.slots: list[_Slot] = []
         self.job_seconds: dict[str, float] = {}  # learner -> moving average of seconds per job
@@ -284,14 +300,65 @@ class _Scheduler:
         slot.last_key = key
         return batch
 
+    def _key(self, job: Job) -> tuple[str, int]:
+        return (job.job_id, self.attempts.get(job.job_id, 0) + 1)
+
+    def _claim(self, jobs: list[Job]) -> set[str]:
+        """Claim ``jobs``; the ids this driver may run. Busy ones wait in ``deferred``."""
+        outcome = self.claims.claim([self._key(j) for j in jobs])
+        if outcome.taken_over:  # a dead driver's claim: it may have stored the row before dying
+            stored = self._stored({k[0] for k in outcome.taken_over})
+            done_now = {k for k in outcome.taken_over if stored.get(k[0], 0) >= k[1]}
+            self.claims.release(done_now, done=True)
+            outcome.won.difference_update(done_now)
+            outcome.done.update(done_now)
+        for job in jobs:
+            key = self._key(job)
+            if key in outcome.busy:
+                self.deferred[job.job_id] = job
+            elif key in outcome.done:
+                self.deferred.pop(job.job_id, None)
+                self.elsewhere += 1
+        return {k[0] for k in outcome.won}
+
+    def _stored(self, job_ids: set[str]) -> dict[str, int]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = self.store.read(
+            ["job_id", "attempt"], filter=pc.field("job_id").isin(pa.array(sorted(job_ids), pa.string()))
+        )
+        out: dict[str, int] = {}
+        for jid, attempt in zip(table["job_id"].to_pylist(), table["attempt"].to_pylist(), strict=True):
+            out[jid] = max(out.get(jid, 0), attempt)
+        return out
+
+    def recheck_deferred(self) -> None:
+        """Jobs another driver holds: claim those whose driver died, drop those it stored."""
+        now = time.monotonic()
+        if not self.deferred or now - self.deferred_at < min(1.0, self.options.lease_s / 4):
+            return
+        self.deferred_at = now
+        jobs = list(self.deferred.values())
+        won = self._claim(jobs)
+        for job in jobs:
+            if job.job_id in won:
+                del self.deferred[job.job_id]
+                self.requeue(job, self.shape_of[job.job_id])
+
     def dispatch(self) -> None:
-        for slot in self.slots:
-            if slot.ref is not None or not slot.ready:
-                continue
-            batch = self._take(slot)
+        idle = [s for s in self.slots if s.ref is None and s.ready]
+        batches = [(slot, self._take(slot)) for slot in idle]
+        for slot, batch in batches:
+            self.left[slot.shape] -= len(batch)
+        wanted = [j for _, batch in batches for j in batch]
+        if not wanted:
+            return
+        won = self._claim(wanted)
+        for slot, batch in batches:
+            batch = [j for j in batch if j.job_id in won]
             if not batch:
                 continue
-            self.left[slot.shape] -= len(batch)
             slot.batch, slot.sent = batch, time.monotonic()
             slot.deadline = slot.sent + sum(j.budget_s + self.options.eval_timeout_s for j in batch) + 120
             slot.ref = slot.actor.run.remote(batch)
@@ -393,8 +460,15 @@ class _Scheduler:
 
     def flush(self, force: bool = False) -> None:
         due = time.monotonic() - self.flushed_at >= self.options.flush_seconds
+        self.claims.heartbeat()
         if self.buffer and (force or due or len(self.buffer) >= self.options.flush_rows):
+            keys = [(r["job_id"], r["attempt"]) for r in self.buffer]
+            if self.claims.lapsed:  # stalled past our lease: store only what no one took over
+                held = self.claims.still_held(keys)
+                self.buffer = [r for r in self.buffer if (r["job_id"], r["attempt"]) in held]
+                self.claims.lapsed = False
             self.store.write(self.buffer)
+            self.claims.release(keys, done=True)
             self.buffer = []
         if force or due:
             self.flushed_at = time.monotonic()
@@ -402,7 +476,7 @@ class _Scheduler:
             write_live_jobs(self.store, self.options.sweep, in_flight)
 
     def pending(self) -> bool:
-        return any(self.left.values()) or any(s.ref is not None for s in self.slots)
+        return any(self.left.values()) or any(s.ref is not None for s in self.slots) or bool(self.deferred)
 
     stop: threading.Event | None = None
 
@@ -413,12 +487,13 @@ class _Scheduler:
             if self.stop is not None and self.stop.is_set():
                 raise KeyboardInterrupt
             self._check_started()
+            self.recheck_deferred()
             self.dispatch()
             self.collect(timeout=0.1)
             self.flush()
             self.progress.tick()
             self.grow()
-            if not any(s.ready for s in self.slots):
+            if not any(s.ready for s in self.slots) and any(self.left.values()):
                 stalled_since = stalled_since or time.monotonic()
                 if time.monotonic() - stalled_since > self.options.stall_s:
                     raise SchedulerError(
@@ -471,13 +546,17 @@ def run_sweep(
             result.interrupted = True
         finally:
             sched.close()
-            sched.flush(force=True)
-            clear_live_jobs(store, options.sweep)
+            try:
+                sched.flush(force=True)
+            finally:
+                sched.claims.close()  # unfinished jobs are free for the next driver at once
+                clear_live_jobs(store, options.sweep)
     result.statuses = dict(sched.statuses)
     result.wall_s = time.monotonic() - t0
     result.job_seconds = sched.total_job_seconds
     result.lost_actors = sched.lost_actors
     result.retried = sum(sched.retries.values())
+    result.elsewhere = sched.elsewhere
     progress.end(result)
     return result
 
