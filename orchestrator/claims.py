@@ -131,7 +131,9 @@ class Claims:
             infos = self.fs.get_file_info(pafs.FileSelector(self._path(sub), allow_not_found=True))
         except OSError as e:
             raise StoreError(f"cannot list {sub}/ in the store at {self.store.uri}: {scrub(str(e))}") from e
-        return [i.base_name for i in infos if i.type == pafs.FileType.File and not i.base_name.startswith(".")]
+        return [
+            i.base_name for i in infos if i.type == pafs.FileType.File and not i.base_name.startswith(".")
+        ]
 
     def _listing(self) -> _Listing:
         now_ms = time.time() * 1000

@@ -17,7 +17,8 @@ from orchestrator.store import DEFAULT_STORE, ResultStore, StoreError, compact_c
 
 store_app = typer.Typer(help="Maintain a results store.", no_args_is_help=True)
 
-FAILED = ("error", "oom", "killed")
+FAILED = ("error", "oom", "lost", "killed")
+SHOWN_FAILURES = 20
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -51,11 +52,17 @@ def run(
         help="Repeat each job N times; repeat r > 0 learns from a seeded 80% subsample of train.",
     ),
     budget: str = typer.Option("30m", "--budget", help="Wall-clock budget per predicate (e.g. 30m, 90s)."),
-    max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run stored errors, ooms and kills."),
+    max_retries: int = typer.Option(
+        2, "--max-retries", min=0, help="Retries of a job whose worker died (memory monitor, lost node)."
+    ),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Also re-run the learners' own errors (oom/lost jobs always re-run)."
+    ),
     retry_timeouts: bool = typer.Option(False, "--retry-timeouts", help="Also re-run stored timeouts."),
     memory_per_job: str | None = typer.Option(
-        None, "--memory-per-job", help="Memory cap per job (e.g. 4GiB): oom beyond it."
+        None,
+        "--memory-per-job",
+        help="Resident-memory cap per job (e.g. 4GiB): oom beyond it, with the peak.",
     ),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Store directory or URI."),
     sweep: str | None = typer.Option(None, "--sweep", help="Sweep name (default: derived from the job ids)."),
@@ -126,14 +133,35 @@ def run(
         out = {"sweep": name, "store": scrub(store), "planned": result.planned, "skipped": result.skipped,
                "finished": result.finished, "statuses": result.statuses, "wall_s": round(result.wall_s, 3),
                "job_seconds": round(result.job_seconds, 3), "retried": result.retried,
-               "lost_actors": result.lost_actors, "interrupted": result.interrupted}  # fmt: skip
+               "lost_actors": result.lost_actors, "interrupted": result.interrupted,
+               "elsewhere": result.elsewhere,
+               "failures": [f.__dict__ for f in result.failures]}  # fmt: skip
         typer.echo(json.dumps(out, indent=2))
+    else:
+        _print_failures(result)
     if result.interrupted:
         raise typer.Exit(130)
+    if result.infra_failures or result.input_failures:
+        parts = [f"{n} job(s) {what}" for n, what in (
+            (result.infra_failures, "lost to infrastructure failures (oom, lost worker): rerun the same command"),
+            (result.input_failures, "failed on bad input: fix the data, then rerun"),
+        ) if n]  # fmt: skip
+        typer.echo("failed: " + "; ".join(parts), err=as_json)  # the last line of the terminal
+        raise typer.Exit(1)
+
+
+def _print_failures(result) -> None:  # noqa: ANN001
+    """One line per failed job of this run (the first few), with its reason."""
+    for f in result.failures[:SHOWN_FAILURES]:
+        typer.echo(f"{f.status}: {f.label}: {scrub(f.reason)}")
+    if len(result.failures) > SHOWN_FAILURES:
+        typer.echo(
+            f"... and {len(result.failures) - SHOWN_FAILURES} more failed job(s): orch status --store ..."
+        )
 
 
 def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict[str, int]]:
-    """Per learner: done (ok/timeout), failed (error/oom/killed), running and remaining.
+    """Per learner: done (ok/timeout), failed (error/oom/lost/killed), running and remaining.
 
     Planned jobs come from the sweep manifests; a planned job without a row is *remaining*, or
     *running* when the sweep's live file (written by the driver while it runs) lists it.

@@ -44,7 +44,7 @@ from orchestrator import __version__
 from orchestrator.claims import DEFAULT_LEASE_S, Claims
 from orchestrator.live import clear_live_jobs, write_live_jobs
 from orchestrator.raysession import SchedulerError, ray_session
-from orchestrator.schema import FINAL_STATUSES, SCHEMA_VERSION
+from orchestrator.schema import FINAL_STATUSES, INFRA_STATUSES, SCHEMA_VERSION
 from orchestrator.store import ResultStore
 from orchestrator.sweep import Job
 from orchestrator.worker import JobLimits, JobRunner
@@ -73,6 +73,26 @@ class SweepOptions:
     spec: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Failure:
+    """One failed job, for the terminal: ``kind`` is infra (oom, lost), input (bad data) or learner."""
+
+    label: str
+    status: str
+    kind: str
+    reason: str
+
+
+def failure_reason(error: str | None) -> str:
+    """One line saying why a job failed: a traceback's last line, else the message's first."""
+    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
+    if not lines:
+        return "no reason recorded"
+    if lines[0].startswith("Traceback") or (len(lines) > 1 and lines[1].startswith("Traceback")):
+        return lines[0] if not lines[0].startswith("Traceback") else lines[-1]
+    return lines[0]
+
+
 @dataclass
 class SweepResult:
     planned: int
@@ -85,6 +105,16 @@ class SweepResult:
     retried: int = 0
     elsewhere: int = 0
     """Planned jobs that another driver on the same store ran meanwhile."""
+    failures: list[Failure] = field(default_factory=list)
+    """Every job of this run that did not end ok or timeout, in the order they finished."""
+
+    @property
+    def infra_failures(self) -> int:
+        return sum(1 for f in self.failures if f.kind == "infra")
+
+    @property
+    def input_failures(self) -> int:
+        return sum(1 for f in self.failures if f.kind == "input")
 
     @property
     def finished(self) -> int:
@@ -130,15 +160,17 @@ class SilentProgress:
 def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tuple[list[Job], dict[str, int]]:
     """The jobs still to run, and each job's previous attempt number.
 
-    A stored job is skipped. ``retry_failed`` re-runs jobs whose latest row failed (error, oom,
-    killed); ``retry_timeouts`` also re-runs timeouts. A re-run writes a new row with attempt + 1.
+    A stored job is skipped, unless its latest row is an infrastructure failure (oom, lost,
+    killed: not the learner's doing), which is always run again. ``retry_failed`` also re-runs the
+    learner's own errors; ``retry_timeouts`` also re-runs timeouts. A re-run writes a new row with
+    attempt + 1.
     """
     latest = store.latest(["job_id", "status", "attempt"])
     status = dict(zip(latest["job_id"].to_pylist(), latest["status"].to_pylist(), strict=True))
     attempts = dict(zip(latest["job_id"].to_pylist(), latest["attempt"].to_pylist(), strict=True))
-    rerun = set()
+    rerun = set(INFRA_STATUSES)
     if options.retry_failed:
-        rerun |= {"error", "oom", "killed"} - set(FINAL_STATUSES)
+        rerun.add("error")
     if options.retry_timeouts:
         rerun.add("timeout")
     todo, seen = [], set()
@@ -152,6 +184,21 @@ def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tupl
 
 
 # --- the driver loop ---------------------------------------------------------------------------------
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
+
+
+def _infra_status(ray: Any, exc: BaseException) -> str:
+    """``oom`` when Ray killed the worker for memory (its memory monitor), else ``lost``."""
+    oom = getattr(ray.exceptions, "OutOfMemoryError", ())
+    text = str(exc).lower()
+    if (oom and isinstance(exc, oom)) or any(w in text for w in ("out of memory", "outofmemory", "memory pressure",
+                                                                 "low on memory", "memory monitor")):  # fmt: skip
+        return "oom"
+    return "lost"
 
 
 def _shape(learner: str, has_gpu: bool) -> str:
@@ -193,6 +240,7 @@ class _Scheduler:
         self.deferred: dict[str, Job] = {}  # claimed by another live driver: wait for its row
         self.deferred_at = 0.0
         self.elsewhere = 0
+        self.failures: list[Failure] = []
         self.left = {s: sum(len(q) for q in groups.values()) for s, groups in self.queues.items()}
         self.slots: list[_Slot] = []
         self.job_seconds: dict[str, float] = {}  # learner -> moving average of seconds per job
@@ -388,6 +436,12 @@ class _Scheduler:
         }
         self.buffer.append(full)
         self.statuses[full["status"]] += 1
+        if full["status"] not in FINAL_STATUSES:
+            kind = ("infra" if full["status"] in INFRA_STATUSES
+                    else "input" if extra.get("failure") == "input" else "learner")  # fmt: skip
+            self.failures.append(
+                Failure(job.label(), full["status"], kind, failure_reason(full.get("error")))
+            )
         seconds = (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0)
         self.total_job_seconds += seconds
         old = self.job_seconds.get(job.learner)
@@ -399,12 +453,16 @@ class _Scheduler:
         if self.retries[job.job_id] <= self.options.max_retries:
             self.requeue(job, shape)
         else:
-            row.setdefault("status", "killed")
+            row.setdefault("status", "lost")
             row["error"] = f"{reason}; gave up after {self.options.max_retries} retries"
             self._record(job, row)
 
-    def _lost(self, slot: _Slot, reason: str) -> None:
-        """The actor is gone (or hung past its watchdog): its whole batch is retried."""
+    def _lost(self, slot: _Slot, reason: str, status: str = "lost") -> None:
+        """The actor is gone (or hung past its watchdog): its whole batch is retried.
+
+        ``status`` (lost, or oom when Ray's memory monitor killed it) is recorded for a job that
+        keeps losing its worker after ``max_retries`` retries.
+        """
         self.lost_actors += 1
         self.slots.remove(slot)
         try:
@@ -417,7 +475,7 @@ class _Scheduler:
                 self.requeue(job, slot.shape)
         else:
             for job in slot.batch:
-                self._retry_or_record(job, slot.shape, {"status": "killed"}, reason)
+                self._retry_or_record(job, slot.shape, {"status": status}, reason)
         self.grown_at = 0.0  # look for room for a replacement at once
 
     def collect(self, timeout: float) -> None:
@@ -440,20 +498,22 @@ class _Scheduler:
             slot.ref, slot.batch = None, []
             try:
                 rows = self.ray.get(ref)
-            except self.ray.exceptions.RayActorError as e:
-                slot.batch = batch
-                self._lost(slot, f"the worker died: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
-                continue
-            except self.ray.exceptions.RayError as e:
+            except self.ray.exceptions.RayTaskError as e:  # our job runner raised: a bug, not the jobs'
                 for job in batch:
                     self._record(job, {"status": "error", "error": f"the job runner failed: {e}"})
+                continue
+            except self.ray.exceptions.RayError as e:
+                # Anything else means the worker is gone: Ray's memory monitor (OutOfMemoryError), a
+                # lost node, a SIGKILL (RayActorError). Never the jobs' result: retried elsewhere.
+                slot.batch = batch
+                self._lost(slot, f"the worker died: {_one_line(e)}", _infra_status(self.ray, e))
                 continue
             by_id = {row["job_id"]: row for row in rows}
             for job in batch:
                 row = by_id.get(job.job_id)
                 if row is None:
                     self._record(job, {"status": "error", "error": "the actor returned no row for this job"})
-                elif row["status"] == "killed":
+                elif row["status"] in ("lost", "killed"):
                     self._retry_or_record(job, slot.shape, row, row.get("error") or "killed")
                 else:
                     self._record(job, row)
@@ -557,6 +617,7 @@ def run_sweep(
     result.lost_actors = sched.lost_actors
     result.retried = sum(sched.retries.values())
     result.elsewhere = sched.elsewhere
+    result.failures = list(sched.failures)
     progress.end(result)
     return result
 

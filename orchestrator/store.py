@@ -17,7 +17,7 @@ Why this shape:
 Layout::
 
     DIR/results/part-<utc timestamp>-<uuid>.parquet     one file per write() or compact()
-    DIR/manifests/<sweep>-<utc timestamp>-<uuid>.parquet planned jobs of one sweep
+    DIR/manifests/sweep-<utc timestamp>-<uuid>.parquet  planned jobs of one sweep
     DIR/_tmp/                                           files being written (ignored by readers)
 """
 
@@ -270,8 +270,10 @@ class ResultStore:
             )
             for i, job in enumerate(jobs)
         ]
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name)).lstrip("._") or "sweep"
-        return self._put(_table(rows, MANIFEST_SCHEMA, f"manifest of sweep {name!r}"), MANIFESTS, safe)
+        # No user text in file names: a sweep name may carry a secret the scrubber does not know.
+        return self._put(
+            _table(rows, MANIFEST_SCHEMA, f"manifest of sweep {scrub(name)!r}"), MANIFESTS, "sweep"
+        )
 
     def _put(self, table: pa.Table, subdir: str, prefix: str) -> str:
         final = self._path(subdir, f"{prefix}-{_stamp()}-{uuid.uuid4().hex}.parquet")

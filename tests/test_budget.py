@@ -5,11 +5,16 @@ The Ray actor runs exactly this code (:class:`orchestrator.worker.JobRunner` wra
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
+import numpy as np
 import pytest
 from sweep_helpers import write_tiny_dataset
 
+from learners.base import ignore_report, register
+from learners.testing import NothingModel
 from orchestrator.sweep import build_jobs
 from orchestrator.worker import JobLimits, run_jobs
 from tasks.iggp import Dataset
@@ -59,14 +64,45 @@ def test_crash_is_an_error_with_the_traceback(source):
 
 def test_memory_cap_gives_oom_and_the_next_job_gets_a_fresh_process(source):
     rows, _ = _run(source, ["oom", "noop"], limits=JobLimits(memory_bytes=300 << 20))
-    assert rows["oom"]["status"] == "oom"
-    assert "MemoryError" in rows["oom"]["error"] or "allocate" in rows["oom"]["error"]
+    assert rows["oom"]["status"] == "oom" and "over the cap of 300 MiB" in rows["oom"]["error"]
+    assert rows["oom"]["peak_rss"] > 300 << 20
     assert rows["noop"]["status"] == "ok"
 
 
-def test_a_job_process_killed_by_sigkill_is_reported_as_killed(source):
+@register(
+    r"alloc(?P<mib>\d+)", description="Test learner (this test only): holds MIB MiB resident.", testing=True
+)
+class AllocLearner:
+    """Touches ``mib`` MiB in a grandchild process too, so the cap must count the whole process tree."""
+
+    def __init__(self, mib: str) -> None:
+        self.mib = int(mib)
+
+    def fit(self, task, budget, report=ignore_report):  # noqa: ANN001, ANN201
+        half = (self.mib << 20) // 2
+        child = subprocess.Popen([sys.executable, "-c", f"b = bytearray({half}); b[::4096] = b'x' * len(b[::4096]); "
+                                  "import time; time.sleep(30)"])  # fmt: skip
+        held = np.ones(half // 8, dtype=np.float64)
+        time.sleep(1.0)  # the grandchild has touched its half by now
+        child.kill()
+        child.wait()
+        del held
+        return NothingModel()
+
+
+def test_the_cap_is_on_resident_memory_of_the_job_and_its_children(source):
+    """Half of the memory is held by a grandchild: the watchdog sums the job's whole process tree. The
+    cap is on resident memory, not address space (numpy alone maps more than 120 MiB of that)."""
+    rows, _ = _run(source, ["alloc340", "alloc120"], limits=JobLimits(memory_bytes=300 << 20))
+    over, under = rows["alloc340"], rows["alloc120"]
+    assert over["status"] == "oom" and over["peak_rss"] > 300 << 20, over
+    assert "--memory-per-job" in over["error"]
+    assert under["status"] == "ok" and 0 < under["peak_rss"] < 300 << 20, under
+
+
+def test_a_job_process_killed_by_sigkill_is_reported_as_lost(source):
     rows, _ = _run(source, ["die", "noop"])
-    assert rows["die"]["status"] == "killed" and "SIGKILL" in rows["die"]["error"]
+    assert rows["die"]["status"] == "lost" and "SIGKILL" in rows["die"]["error"]
     assert rows["noop"]["status"] == "ok"
 
 
