@@ -8,6 +8,7 @@ They exist to exercise budgets, failure capture and retries with real processes 
                       only SIGKILL stops it (a budget must be enforced from outside);
 * ``crash``           raises, so the job ends with ``status=error`` and a traceback;
 * ``oom``             allocates resident memory until the per-job cap stops it (needs a cap);
+* ``hog<MIB>``        holds MIB MiB resident for 5 s (memory pressure for Ray's memory monitor);
 * ``die``             reports the noop model, then SIGKILLs its own process (a dying job process);
 * ``dieworker``       SIGKILLs its parent process: under ``orch run`` that is the Ray actor hosting
                       the job (a dying Ray worker).
@@ -121,6 +122,24 @@ class OomLearner(_TestLearner):
         while len(hoard) * (16 << 20) < 2 * int(cap):
             hoard.append(np.ones(1 << 21, dtype=np.float64))
         time.sleep(budget.seconds or 0)  # hold it: a late watchdog still sees the peak
+        return NothingModel()
+
+
+@register(
+    r"hog(?P<mib>\d+)",
+    description="Test learner: holds MIB MiB of resident memory for 5 s (memory pressure on the node).",
+    params="mib: resident memory to hold",
+    example="hog1024",
+    testing=True,
+)
+class HogLearner(_TestLearner):
+    def __init__(self, mib: str) -> None:
+        self.mib = int(mib)
+
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        held = [np.ones(1 << 21, dtype=np.float64) for _ in range(self.mib // 16)]  # 16 MiB each, touched
+        time.sleep(5.0)
+        del held
         return NothingModel()
 
 

@@ -48,7 +48,8 @@ import pyarrow.fs as pafs
 from orchestrator.store import ResultStore, StoreError, scrub
 
 CLAIMS, DRIVERS = "_claims", "_drivers"
-DEFAULT_LEASE_S = 60.0
+DEFAULT_LEASE_S = float(os.environ.get("ORCH_LEASE_S", "60"))
+"""How long a driver's claims outlive its last heartbeat (``ORCH_LEASE_S``; tests shorten it)."""
 SEP = "~"
 
 

@@ -64,6 +64,11 @@ def run(
         "--memory-per-job",
         help="Resident-memory cap per job (e.g. 4GiB): oom beyond it, with the peak.",
     ),
+    memory_estimate: str = typer.Option(
+        "512MiB",
+        "--memory-estimate",
+        help="Memory each worker reserves on its node unless the store has peaks for its learners ('none': no reservation).",
+    ),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Store directory or URI."),
     sweep: str | None = typer.Option(None, "--sweep", help="Sweep name (default: derived from the job ids)."),
     address: str | None = typer.Option(
@@ -97,6 +102,7 @@ def run(
     try:
         budget_s = parse_duration(budget)
         memory = parse_bytes(memory_per_job) if memory_per_job else None
+        estimate = None if memory_estimate.strip().lower() == "none" else parse_bytes(memory_estimate)
         validate_learners(split_names(learners))  # cheap, so before a dataset that may be slow to open
     except SweepError as e:
         raise _fail(str(e)) from e
@@ -118,7 +124,7 @@ def run(
     settings = {"learners": split_names(learners), "seed": seed, "repeats": repeats, "budget_s": budget_s,
                 "targets": target_list, "dataset": jobs[0].dataset}  # fmt: skip
     options = SweepOptions(
-        name, max_retries=max_retries, memory_per_job=memory, retry_failed=retry_failed,
+        name, max_retries=max_retries, memory_per_job=memory, memory_estimate=estimate, retry_failed=retry_failed,
         retry_timeouts=retry_timeouts, address=address, num_cpus=num_cpus, max_actors=max_actors, spec=settings,
     )  # fmt: skip
     progress = make_progress(as_json)

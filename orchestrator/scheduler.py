@@ -49,6 +49,8 @@ from orchestrator.store import ResultStore
 from orchestrator.sweep import Job
 from orchestrator.worker import JobLimits, JobRunner
 
+DEFAULT_MEMORY_ESTIMATE = 512 << 20
+
 
 @dataclass
 class SweepOptions:
@@ -57,6 +59,8 @@ class SweepOptions:
     sweep: str
     max_retries: int = 2
     memory_per_job: int | None = None
+    memory_estimate: int | None = DEFAULT_MEMORY_ESTIMATE
+    """Memory each worker reserves from Ray when no stored peak of its learners is known (None: none)."""
     eval_timeout_s: float = 600.0
     retry_failed: bool = False
     retry_timeouts: bool = False
@@ -201,6 +205,39 @@ def _infra_status(ray: Any, exc: BaseException) -> str:
     return "lost"
 
 
+def memory_reservation(ray: Any, store: ResultStore, learners: set[str], options: SweepOptions) -> int | None:
+    """Bytes each worker reserves from Ray's ``memory`` resource, so a node is not overcommitted.
+
+    Per learner: 1.25 x the highest peak resident memory stored for it, else ``memory_estimate``;
+    the worker reserves the largest over the sweep's learners, at most ``memory_per_job`` (a job
+    cannot use more) and at most the largest node's memory (so some worker can always start).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    peaks: dict[str, int] = {}
+    try:
+        table = store.read(
+            ["learner", "peak_rss"], filter=pc.field("learner").isin(pa.array(sorted(learners)))
+        )
+        for learner, peak in zip(table["learner"].to_pylist(), table["peak_rss"].to_pylist(), strict=True):
+            if peak:
+                peaks[learner] = max(peaks.get(learner, 0), int(peak))
+    except Exception:  # an estimate only: a store that cannot say gives the default
+        peaks = {}
+    per = [int(peaks[lr] * 1.25) if lr in peaks else options.memory_estimate for lr in learners]
+    known = [m for m in per if m]
+    if not known:
+        return None
+    reserve = max(known)
+    if options.memory_per_job:
+        reserve = min(reserve, options.memory_per_job)
+    nodes = [n.get("Resources", {}).get("memory", 0) for n in ray.nodes() if n.get("Alive")]
+    if nodes and max(nodes) > 0:
+        reserve = min(reserve, int(max(nodes)))
+    return max(reserve, 1)
+
+
 def _shape(learner: str, has_gpu: bool) -> str:
     from learners.base import spec_for
 
@@ -256,11 +293,14 @@ class _Scheduler:
         limits = JobLimits(options.memory_per_job, options.eval_timeout_s)
         self.actor_class = ray.remote(JobRunner)
         self.limits = limits
+        self.reserve = memory_reservation(ray, store, {j.learner for j in jobs}, options)
 
     # actors
 
     def _new_actor(self, shape: str) -> None:
         opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0}
+        if self.reserve:  # Ray places no more workers on a node than its memory holds
+            opts["memory"] = self.reserve
         limits = self.limits
         if shape == "gpu":
             opts["num_gpus"] = 1

@@ -1,0 +1,247 @@
+"""Fault injection: concurrent drivers (local and S3), killed drivers and workers, Ray's memory
+monitor, a full disk, fuzzed inputs. After each, every job has exactly one final row and nothing
+stored earlier is lost. Real Ray (2 CPUs, one session for the module where it can be shared), real
+Parquet, moto's real S3 API on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+import pyarrow.parquet as pq
+import pytest
+from s3_helpers import moto_s3
+from sweep_helpers import write_tiny_dataset
+
+from orchestrator.raysession import local_ray
+from orchestrator.scheduler import SweepOptions, SweepResult, run_sweep
+from orchestrator.store import ResultStore, StoreError
+from orchestrator.sweep import build_jobs
+from tasks.iggp import Dataset
+
+pytestmark = [pytest.mark.faults, pytest.mark.ray]
+
+ORCH = [sys.executable, "-m", "orchestrator.cli"]
+
+
+@pytest.fixture(scope="module")
+def ray_2cpu():
+    pytest.importorskip("ray")
+    with local_ray(2) as ray:
+        yield ray
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_tiny_dataset(tmp_path_factory.mktemp("faults") / "ds")
+
+
+def _jobs(dataset: Path, learners: list[str], budget_s: float = 20.0):
+    return build_jobs(Dataset(dataset), str(dataset), None, learners, budget_s=budget_s)
+
+
+def _rows(store: ResultStore) -> list[dict]:
+    """Every row of every result file, without the store's dedup (what DuckDB or Polars would see)."""
+    return [r for f in store.files() for r in pq.read_table(f, filesystem=store.fs).to_pylist()]
+
+
+def _exactly_once(store: ResultStore, jobs) -> list[dict]:
+    rows = _rows(store)
+    counts = Counter((r["job_id"], r["attempt"]) for r in rows)
+    assert counts and max(counts.values()) == 1, "a job attempt was stored twice"
+    assert {j.job_id for j in jobs} == {r["job_id"] for r in rows}, "a job has no row"
+    return rows
+
+
+def _drivers(jobs, store_uri: str, n: int, **options) -> list[SweepResult]:
+    """``n`` drivers at once on one store (threads sharing the module's Ray; each its own claims)."""
+    results: list[SweepResult] = []
+    errors: list[BaseException] = []
+
+    def drive(k: int) -> None:
+        try:
+            results.append(run_sweep(jobs, ResultStore(store_uri), SweepOptions(f"d{k}", **options)))
+        except BaseException as e:  # noqa: BLE001 - reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=drive, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors
+    return results
+
+
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_concurrent_drivers_store_every_job_exactly_once(ray_2cpu, dataset, tmp_path, where):
+    jobs = _jobs(dataset, ["noop", "sleep0.3"])  # 36 jobs, long enough for the drivers to overlap
+    if where == "local":
+        results = _drivers(jobs, str(tmp_path / "store"), 2, flush_seconds=0.3)
+        store = ResultStore(tmp_path / "store")
+    else:
+        with moto_s3() as uri:
+            results = _drivers(jobs, uri, 2, flush_seconds=0.3)
+            store = ResultStore(uri)
+            rows = _exactly_once(store, jobs)
+    if where == "local":
+        rows = _exactly_once(store, jobs)
+    assert len(rows) == len(jobs) and {r["status"] for r in rows} == {"ok"}
+    ran = [r.finished for r in results]
+    assert sum(ran) == len(jobs)  # each job ran in exactly one of the drivers ...
+    for r in results:  # ... and every driver accounts for every job: run, stored before, or by the other
+        assert r.finished + r.skipped + r.elsewhere == len(jobs)
+
+
+def test_a_sigkilled_driver_leaves_its_jobs_to_the_other(ray_2cpu, dataset, tmp_path):
+    """Driver A (its own process and Ray) is SIGKILLed mid-sweep while driver B runs: B takes A's
+    claims over once A's lease runs out and finishes the sweep; nothing is stored twice."""
+    jobs = _jobs(dataset, ["sleep0.5", "noop"])
+    store_dir = tmp_path / "store"
+    cmd = [*ORCH, "run", "--all-games", "--learners", "sleep0.5,noop", "--budget", "20s", "--dataset",
+           str(dataset), "--store", str(store_dir), "--num-cpus", "1", "--sweep", "a"]  # fmt: skip
+    env = {**os.environ, "ORCH_LEASE_S": "3"}
+    driver_a = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        claims = store_dir / "_claims"
+        while driver_a.poll() is None and time.monotonic() < deadline:
+            if claims.exists() and any(p.name.count("~") == 2 and "~g" in p.name for p in claims.iterdir()):
+                break  # A holds claims (jobs out on its workers)
+            time.sleep(0.1)
+        assert driver_a.poll() is None, "driver A ended before it claimed anything"
+        os.kill(driver_a.pid, signal.SIGKILL)
+        driver_a.wait()
+        (result,) = _drivers(jobs, str(store_dir), 1, flush_seconds=0.3, lease_s=3.0)
+    finally:
+        try:
+            os.killpg(driver_a.pid, signal.SIGKILL)  # A's own Ray processes
+        except ProcessLookupError:
+            pass
+    rows = _exactly_once(ResultStore(store_dir), jobs)
+    assert len(rows) == len(jobs) and {r["status"] for r in rows} == {"ok"}
+    assert result.finished + result.skipped + result.elsewhere == len(jobs)
+
+
+def test_a_worker_sigkilled_from_outside_is_retried_and_nothing_else_changes(ray_2cpu, dataset, tmp_path):
+    jobs = _jobs(dataset, ["sleep1", "noop"], budget_s=30.0)
+    store = ResultStore(tmp_path / "store")
+    killed: list[int] = []
+
+    def kill_a_worker() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            for p in psutil.process_iter(["cmdline"]):
+                if any("JobRunner" in part for part in (p.info["cmdline"] or [])) and p.children():
+                    os.kill(p.pid, signal.SIGKILL)  # a worker busy with a job
+                    killed.append(p.pid)
+                    return
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_a_worker)
+    killer.start()
+    result = run_sweep(jobs, store, SweepOptions("w", max_retries=2, flush_seconds=0.3))
+    killer.join()
+    assert killed, "no busy worker was found to kill"
+    rows = _exactly_once(store, jobs)
+    assert len(rows) == len(jobs) and {r["status"] for r in rows} == {"ok"}
+    assert result.lost_actors >= 1 and not result.failures
+
+
+def test_the_memory_monitor_kills_a_worker_the_others_finish_and_a_rerun_completes(dataset, tmp_path):
+    """Ray's memory monitor (a threshold just above the node's use now) kills the worker of a job
+    holding 2 GiB: that job is retried, then stored as oom; the other jobs end ok; the run exits 1
+    saying so; a plain re-run (no pressure) completes the sweep with one final row per job."""
+    vm = psutil.virtual_memory()
+    hog = 2048
+    if vm.available < 4 * (hog << 20):
+        pytest.skip(f"needs {4 * hog} MiB of free memory, {vm.available >> 20} MiB available")
+    used = (vm.total - vm.available) / vm.total
+    threshold = min(0.95, used + (hog << 20) / 2 / vm.total)
+    store_dir = tmp_path / "store"
+    cmd = [*ORCH, "run", "--games", "alpha", "--learners", f"noop,hog{hog}", "--targets", "goal",
+           "--budget", "60s", "--dataset", str(dataset), "--store", str(store_dir), "--num-cpus", "2",
+           "--max-retries", "1", "--memory-estimate", "none"]  # fmt: skip
+    env = {
+        **os.environ,
+        "RAY_memory_usage_threshold": f"{threshold:.3f}",
+        "RAY_memory_monitor_refresh_ms": "100",
+    }
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    store = ResultStore(store_dir)
+    rows = {r["job_id"]: r for r in _rows(store)}
+    by_learner = {r["learner"]: r for r in rows.values()}
+    assert by_learner["noop"]["status"] == "ok", first.stdout + first.stderr
+    hog_row = by_learner[f"hog{hog}"]
+    assert hog_row["status"] == "oom", (hog_row["status"], hog_row["error"], first.stdout, first.stderr)
+    assert "memory" in hog_row["error"].lower()
+    assert first.returncode == 1 and first.stdout.strip().splitlines()[-1].startswith("failed: 1 job(s)")
+    assert f"oom: alpha/goal hog{hog}" in first.stdout
+
+    again = subprocess.run(cmd[:-2], capture_output=True, text=True, timeout=300)  # no pressure now
+    assert again.returncode == 0, again.stdout + again.stderr
+    latest = store.latest(["learner", "status", "attempt"]).to_pylist()
+    assert {r["learner"]: (r["status"], r["attempt"]) for r in latest} == {
+        "noop": ("ok", 1),
+        f"hog{hog}": ("ok", 2),
+    }
+    assert len(_rows(store)) == 3  # noop once; hog: the oom attempt, then the ok one
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 4 MiB tmpfs (needs root and mount(8)); skipped with the reason where it cannot be mounted."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount(8) here to make a small disk")
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs ({done.stderr.strip() or 'not root'})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def _fill(disk: Path, leave: int) -> Path:
+    """Fill ``disk`` up, then give back ``leave`` bytes: room for a few small files, not a sweep."""
+    filler = disk / "filler"
+    with open(filler, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+    os.truncate(filler, max(0, filler.stat().st_size - leave))
+    return filler
+
+
+def test_a_full_disk_fails_cleanly_keeps_what_was_stored_and_a_rerun_completes(ray_2cpu, dataset, tiny_disk):
+    store = ResultStore(tiny_disk / "store")
+    first = _jobs(dataset, ["noop"])
+    run_sweep(first, store, SweepOptions("before", flush_seconds=0.3))
+    before = {(r["job_id"], r["attempt"]) for r in _exactly_once(store, first)}
+    filler = _fill(tiny_disk, leave=48 << 10)
+    later = _jobs(dataset, ["sleep0.2"])
+    with pytest.raises(StoreError, match="No space left on device"):
+        run_sweep(later, store, SweepOptions("full", flush_rows=2, flush_seconds=0.2))
+    assert before <= {(r["job_id"], r["attempt"]) for r in _rows(store)}  # nothing stored earlier is lost
+    assert not list((tiny_disk / "store" / "_tmp").glob("*"))  # no half-written file left behind
+    filler.unlink()
+    result = run_sweep(later, store, SweepOptions("after", flush_seconds=0.3))
+    assert result.finished + result.skipped == len(later)
+    rows = _exactly_once(store, first + later)
+    assert {r["status"] for r in rows} == {"ok"}
