@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import typer
 
 from orchestrator import __version__, cli_analysis, cli_games, cli_graphlog, cli_learners, cli_run
-from orchestrator.errors import DEBUG_ENV, OrchGroup
+from orchestrator.errors import OrchGroup, set_debug
 
 app = typer.Typer(
     name="orch",
@@ -33,8 +31,7 @@ def main(
     debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error (also ORCH_DEBUG=1)."),
 ) -> None:
     """orch: run rule-learning benchmarks on Ray and analyse the results."""
-    if debug:
-        os.environ[DEBUG_ENV] = "1"
+    set_debug(debug)
 
 
 for _module in (cli_games, cli_learners, cli_run, cli_graphlog, cli_analysis):

@@ -27,9 +27,23 @@ import sys
 import traceback
 from typing import Any
 
-import click
 import typer
 from typer.core import TyperGroup
+
+try:  # typer >= 0.25 vendors click; older typer uses the click package
+    from typer.core import _click as click  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    import click  # type: ignore[no-redef]
+
+_PASS_THROUGH: tuple[type[BaseException], ...] = tuple(
+    {typer.Exit, typer.Abort, typer.TyperException}
+    | {
+        getattr(click.exceptions, n)
+        for n in ("Exit", "ClickException", "Abort")
+        if hasattr(click.exceptions, n)
+    }
+)
+"""Exits and usage errors the CLI framework reports itself (usage errors exit 2, as ours do)."""
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -69,8 +83,17 @@ def _input_errors() -> tuple[type[BaseException], ...]:
             FileNotFoundError, PermissionError)  # fmt: skip
 
 
+_debug = False
+
+
+def set_debug(flag: bool) -> None:
+    """``orch --debug``: show tracebacks (set per invocation, so it never leaks into the next one)."""
+    global _debug
+    _debug = flag
+
+
 def debug_enabled() -> bool:
-    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    return _debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
 def one_line(exc: BaseException) -> str:
@@ -100,10 +123,10 @@ def report(exc: BaseException) -> int:
 class OrchGroup(TyperGroup):
     """The ``orch`` app's group: every subcommand runs inside the one error handler."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+        except _PASS_THROUGH:
             raise
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)

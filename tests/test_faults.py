@@ -141,9 +141,13 @@ def test_a_worker_sigkilled_from_outside_is_retried_and_nothing_else_changes(ray
     def kill_a_worker() -> None:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not killed:
-            for p in psutil.process_iter(["cmdline"]):
-                if any("JobRunner" in part for part in (p.info["cmdline"] or [])) and p.children():
-                    os.kill(p.pid, signal.SIGKILL)  # a worker busy with a job
+            for p in psutil.Process().children(recursive=True):  # only this test's own Ray's workers
+                try:
+                    busy = any("JobRunner" in part for part in p.cmdline()) and p.children()
+                except psutil.Error:
+                    continue
+                if busy:
+                    os.kill(p.pid, signal.SIGKILL)  # a worker in the middle of a job
                     killed.append(p.pid)
                     return
             time.sleep(0.2)
