@@ -249,3 +249,34 @@ def test_a_full_disk_fails_cleanly_keeps_what_was_stored_and_a_rerun_completes(r
     assert result.finished + result.skipped == len(later)
     rows = _exactly_once(store, first + later)
     assert {r["status"] for r in rows} == {"ok"}
+
+
+def test_orch_run_on_bad_data_prints_each_failure_exits_1_and_never_writes_the_sweep_name(ray_2cpu, tmp_path):
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    dataset = write_tiny_dataset(tmp_path / "ds", games=("alpha", "beta"))
+    bad = dataset / "data" / "test" / "beta_goal_test.dat"
+    bad.write_text(bad.read_text().replace("goal(x, 100)", "goal(x, 100", 1))
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    store = tmp_path / "store"
+    res = CliRunner().invoke(app, [
+        "run", "--all-games", "--learners", "noop", "--budget", "20s", "--dataset", str(dataset),
+        "--store", str(store), "--sweep", f"nightly aws_secret_access_key={secret}",
+    ])  # fmt: skip
+    assert res.exit_code == 1, res.output
+    lines = res.output.strip().splitlines()
+    assert lines[-1] == "failed: 1 job(s) failed on bad input: fix the data, then rerun"
+    assert (
+        f"error: beta/goal noop: bad input: {bad}:" in res.output
+        and "malformed atom 'goal(x, 100'" in res.output
+    )
+    rows = _exactly_once(ResultStore(store), _jobs(dataset, ["noop"]))
+    assert sorted(r["status"] for r in rows).count("error") == 1
+    for path in store.rglob("*"):  # the secret is in no file name and no file the store wrote
+        assert secret not in str(path)
+        if path.suffix == ".parquet":  # compressed: look at the values
+            assert secret not in str(pq.read_table(path).to_pylist()), path
+        elif path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
