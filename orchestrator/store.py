@@ -211,14 +211,11 @@ class ResultStore:
         return f"ResultStore({self.uri!r})"
 
     def exists(self) -> bool:
-        """Whether a store is there: its results or manifests directory holds anything."""
-        for sub in (RESULTS, MANIFESTS):
-            try:
-                if self.fs.get_file_info(pafs.FileSelector(self._path(sub), allow_not_found=True)):
-                    return True
-            except OSError:
-                continue
-        return False
+        """Whether a store is there: something (results, manifests, GraphLog rows, ...) is under its root."""
+        try:
+            return bool(self.fs.get_file_info(pafs.FileSelector(self.root, allow_not_found=True)))
+        except OSError:
+            return False
 
     def _path(self, *parts: str) -> str:
         return "/".join([self.root, *parts])
