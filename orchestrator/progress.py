@@ -21,7 +21,7 @@ from rich.text import Text
 from orchestrator.scheduler import SilentProgress, SweepResult
 from orchestrator.sweep import Job
 
-STATUS_STYLE = {"ok": "green", "timeout": "yellow", "oom": "magenta", "error": "red", "killed": "red"}
+STATUS_STYLE = {"ok": "green", "timeout": "yellow", "oom": "magenta", "error": "red", "lost": "red", "killed": "red"}
 
 
 def _duration(seconds: float) -> str:
