@@ -21,7 +21,8 @@ from rich.text import Text
 from orchestrator.scheduler import SilentProgress, SweepResult
 from orchestrator.sweep import Job
 
-STATUS_STYLE = {"ok": "green", "timeout": "yellow", "oom": "magenta", "error": "red", "lost": "red", "killed": "red"}
+STATUS_STYLE = {"ok": "green", "timeout": "yellow", "oom": "magenta", "error": "red", "lost": "red"}
+STATUS_STYLE["killed"] = "red"  # what stores before `lost` recorded for it
 
 
 def _duration(seconds: float) -> str:
