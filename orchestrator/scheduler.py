@@ -301,13 +301,9 @@ class _Scheduler:
         opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0}
         if self.reserve:  # Ray places no more workers on a node than its memory holds
             opts["memory"] = self.reserve
-        limits = self.limits
         if shape == "gpu":
-            opts["num_gpus"] = 1
-            # CUDA reserves far more address space than it uses, so an RLIMIT_AS cap would only
-            # break its initialisation: GPU jobs are bounded by Ray's memory monitor instead.
-            limits = JobLimits(None, self.limits.eval_timeout_s)
-        actor = self.actor_class.options(**opts).remote(limits)
+            opts["num_gpus"] = 1  # the cap is on resident memory, so it holds for CUDA jobs too
+        actor = self.actor_class.options(**opts).remote(self.limits)
         self.slots.append(_Slot(actor, shape, ready_ref=actor.info.remote()))
 
     def _cap(self) -> int:

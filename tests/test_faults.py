@@ -285,3 +285,23 @@ def test_orch_run_on_bad_data_prints_each_failure_exits_1_and_never_writes_the_s
             assert secret not in str(pq.read_table(path).to_pylist()), path
         elif path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_workers_reserve_memory_from_stored_peaks_else_the_estimate(ray_2cpu, tmp_path):
+    from orchestrator.scheduler import memory_reservation
+
+    store = ResultStore(tmp_path / "store")
+    store.write([{"job_id": "j1", "status": "ok", "learner": "noop", "peak_rss": 800 << 20},
+                 {"job_id": "j2", "status": "ok", "learner": "noop", "peak_rss": 400 << 20}])  # fmt: skip
+    default = SweepOptions("m", memory_estimate=256 << 20)
+    assert memory_reservation(ray_2cpu, store, {"noop"}, default) == 1000 << 20  # 1.25 x the highest peak
+    assert (
+        memory_reservation(ray_2cpu, store, {"crash"}, default) == 256 << 20
+    )  # no peak stored: the estimate
+    assert memory_reservation(ray_2cpu, store, {"noop", "crash"}, default) == 1000 << 20  # the largest
+    capped = SweepOptions("m", memory_estimate=256 << 20, memory_per_job=600 << 20)
+    assert memory_reservation(ray_2cpu, store, {"noop"}, capped) == 600 << 20  # a job cannot use more
+    assert memory_reservation(ray_2cpu, store, {"crash"}, SweepOptions("m", memory_estimate=None)) is None
+    node = max(n["Resources"].get("memory", 0) for n in ray_2cpu.nodes() if n["Alive"])
+    huge = SweepOptions("m", memory_estimate=int(node) * 4)
+    assert memory_reservation(ray_2cpu, store, {"crash"}, huge) == int(node)  # some worker can always start
