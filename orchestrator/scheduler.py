@@ -561,7 +561,9 @@ class _Scheduler:
             keys = [(r["job_id"], r["attempt"]) for r in self.buffer]
             if self.claims.lapsed:  # stalled past our lease: store only what no one took over
                 held = self.claims.still_held(keys)
+                self.claims.release([k for k in keys if k not in held], done=False)
                 self.buffer = [r for r in self.buffer if (r["job_id"], r["attempt"]) in held]
+                keys = [k for k in keys if k in held]
                 self.claims.lapsed = False
             self.store.write(self.buffer)
             self.claims.release(keys, done=True)

@@ -9,8 +9,11 @@ functions on top. Why forked children:
 * A child is forked *after* the parent loaded its data, so it sees that data for free
   (copy-on-write).
 * Memory is capped on **resident** memory, by a watchdog in the parent: every
-  :data:`SAMPLE_S` it sums the RSS of the child and all its descendants (psutil) and kills the
-  child's process group when the sum passes the cap (the outcome is ``oom``, with the peak seen).
+  :data:`SAMPLE_S` it sums the RSS of the child and all its descendants (psutil), less what the
+  child inherited from the parent at fork (the parent's RSS then: shared copy-on-write pages, such
+  as a loaded task, are the worker's, not the job's), and kills the child's process group when
+  that passes the cap (the outcome is ``oom``, with the peak seen). Peaks are measured the same
+  way with or without a cap.
   An address-space limit (``RLIMIT_AS``) would not do: it refuses allocations a program reserves
   but never touches (CUDA, some allocators) and lets memory used by grandchildren through. The
   watchdog can overshoot by what the child allocates within one sample interval.
@@ -86,6 +89,7 @@ class Outcome:
     payload: Any
     seconds: float
     peak_rss: int
+    """Peak resident bytes of the child and its descendants beyond what it shared with the parent."""
     signal: int | None = None
     began: datetime | None = None
     ended: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -200,6 +204,12 @@ def tree_rss(pid: int) -> int:
     return total
 
 
+def _own_rss() -> int:
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
 def _reset_peak_rss() -> None:
     """Restart the kernel's resident-set high-water mark, so each item of a child gets its own peak."""
     try:
@@ -254,6 +264,7 @@ def run_supervised(
     outcomes: dict[int, Outcome] = {}
     start = 0
     while start < n:
+        base = _own_rss()  # what the child shares with this process at fork: not the job's
         pid, fd = _fork(_child_loop(work, start, n), memory_bytes)
         reader, current, began, began_at = _Reader(fd), None, time.monotonic(), _now()
         deadline, timed_out, over, peak = began + _IDLE_GUARD_S, False, False, 0
@@ -262,7 +273,7 @@ def run_supervised(
                 wake = deadline if memory_bytes is None else min(deadline, time.monotonic() + SAMPLE_S)
                 messages = reader.read(wake)
                 if memory_bytes is not None and current is not None:
-                    peak = max(peak, tree_rss(pid))
+                    peak = max(peak, tree_rss(pid) - base)
                     if peak > memory_bytes:
                         over = True
                         _kill_group(pid)
@@ -280,8 +291,8 @@ def run_supervised(
                         began_at = _now() - timedelta(seconds=time.monotonic() - began)
                         deadline = began + seconds_for(current)
                     elif isinstance(m, End):
-                        outcomes[m.item] = Outcome(m.kind, m.payload, m.at - began, max(m.peak_rss, peak), None,
-                                                   began_at)  # fmt: skip
+                        own = max(m.peak_rss - base, peak, 0)
+                        outcomes[m.item] = Outcome(m.kind, m.payload, m.at - began, own, None, began_at)
                         current, deadline = None, time.monotonic() + _IDLE_GUARD_S
                     else:
                         on_message(m)
@@ -300,13 +311,15 @@ def run_supervised(
                 outcomes[current] = Outcome("oom", why, seconds, peak, sig, began_at)
             else:
                 kind = "timeout" if timed_out else "died"
-                peak = max(peak, usage.ru_maxrss * 1024)
+                peak = max(peak, usage.ru_maxrss * 1024 - base, 0)
                 outcomes[current] = Outcome(kind, None, seconds, peak, sig, began_at)
             start = current + 1
         else:
             done_upto = max((i for i in outcomes if i >= start), default=None)
             if done_upto is None:  # the child died before its first item: record it, move on
-                outcomes[start] = Outcome("died", None, 0.0, usage.ru_maxrss * 1024, sig, _now())
+                outcomes[start] = Outcome(
+                    "died", None, 0.0, max(usage.ru_maxrss * 1024 - base, 0), sig, _now()
+                )
                 start += 1
             else:
                 start = done_upto + 1

@@ -93,7 +93,9 @@ class AllocLearner:
 def test_the_cap_is_on_resident_memory_of_the_job_and_its_children(source):
     """Half of the memory is held by a grandchild: the watchdog sums the job's whole process tree. The
     cap is on resident memory, not address space (numpy alone maps more than 120 MiB of that)."""
+    inherited = np.ones(200 << 17)  # 200 MiB in the worker: shared with each job, not counted against it
     rows, _ = _run(source, ["alloc340", "alloc120"], limits=JobLimits(memory_bytes=300 << 20))
+    del inherited
     over, under = rows["alloc340"], rows["alloc120"]
     assert over["status"] == "oom" and over["peak_rss"] > 300 << 20, over
     assert "--memory-per-job" in over["error"]
@@ -111,5 +113,5 @@ def test_without_a_deadline_hit_the_result_is_ok_with_timings(source):
     row = rows["sleep0.2"]
     assert row["status"] == "ok", row
     assert 0.2 <= row["learn_s"] < 10.0
-    assert row["eval_s"] >= 0 and row["peak_rss"] > 1 << 20
+    assert row["eval_s"] >= 0 and 0 <= row["peak_rss"] < 100 << 20  # the job's own memory, not its worker's
     assert row["started"] <= row["finished"]
