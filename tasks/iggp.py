@@ -59,19 +59,21 @@ naming its file and line, not something a baseline scores or a solver rejects fa
 
 def _check_atoms(path: Path, text: str, sections: list[tuple[int, str, list[str]]]) -> None:
     """Raise a DatError naming the line of the first malformed atom (each distinct atom is checked once)."""
-    seen: set[str] = set()
+    distinct: set[str] = set()
+    for _, _, atoms in sections:
+        distinct.update(atoms)
+    bad = {a for a in distinct if not _ATOM.fullmatch(a)}
+    if not bad:
+        return
     for offset, _, atoms in sections:
         for atom in atoms:
-            if atom in seen:
-                continue
-            if not _ATOM.fullmatch(atom):
+            if atom in bad:
                 line = text.count("\n", 0, offset) + 1
                 for raw in text[offset:].split("\n"):
                     if raw.strip() == atom:
                         break
                     line += 1
                 raise DatError(f"{path}:{line}: malformed atom {atom[:120]!r}")
-            seen.add(atom)
 
 
 def _section_lines(text: str, start: int, end: int) -> tuple[str, list[str]]:
