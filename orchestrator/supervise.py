@@ -9,11 +9,11 @@ functions on top. Why forked children:
 * A child is forked *after* the parent loaded its data, so it sees that data for free
   (copy-on-write).
 * Memory is capped on **resident** memory, by a watchdog in the parent: every
-  :data:`SAMPLE_S` it sums the RSS of the child and all its descendants (psutil), less what the
-  child inherited from the parent at fork (the parent's RSS then: shared copy-on-write pages, such
-  as a loaded task, are the worker's, not the job's), and kills the child's process group when
-  that passes the cap (the outcome is ``oom``, with the peak seen). Peaks are measured the same
-  way with or without a cap.
+  :data:`SAMPLE_S` it sums the RSS of the child and all its descendants (psutil), less the child's
+  RSS when the item started (pages shared copy-on-write with the parent, such as a loaded task,
+  are the worker's, not the job's), and kills the child's process group when that passes the cap
+  (the outcome is ``oom``, with the peak seen). Peaks are measured the same way with or without a
+  cap.
   An address-space limit (``RLIMIT_AS``) would not do: it refuses allocations a program reserves
   but never touches (CUDA, some allocators) and lets memory used by grandchildren through. The
   watchdog can overshoot by what the child allocates within one sample interval.
@@ -204,12 +204,6 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def _own_rss() -> int:
-    import psutil
-
-    return psutil.Process().memory_info().rss
-
-
 def _reset_peak_rss() -> None:
     """Restart the kernel's resident-set high-water mark, so each item of a child gets its own peak."""
     try:
@@ -264,8 +258,8 @@ def run_supervised(
     outcomes: dict[int, Outcome] = {}
     start = 0
     while start < n:
-        base = _own_rss()  # what the child shares with this process at fork: not the job's
         pid, fd = _fork(_child_loop(work, start, n), memory_bytes)
+        base = 0  # the child's RSS when its current item started: not the item's
         reader, current, began, began_at = _Reader(fd), None, time.monotonic(), _now()
         deadline, timed_out, over, peak = began + _IDLE_GUARD_S, False, False, 0
         try:
@@ -287,7 +281,7 @@ def run_supervised(
                 for m in messages:
                     if isinstance(m, Start):
                         # the child's own clock: the deadline does not slip when this process lags
-                        current, began, peak = m.item, m.at, 0
+                        current, began, peak, base = m.item, m.at, 0, tree_rss(pid)
                         began_at = _now() - timedelta(seconds=time.monotonic() - began)
                         deadline = began + seconds_for(current)
                     elif isinstance(m, End):

@@ -80,10 +80,12 @@ class AllocLearner:
 
     def fit(self, task, budget, report=ignore_report):  # noqa: ANN001, ANN201
         half = (self.mib << 20) // 2
-        child = subprocess.Popen([sys.executable, "-c", f"b = bytearray({half}); b[::4096] = b'x' * len(b[::4096]); "
-                                  "import time; time.sleep(30)"])  # fmt: skip
+        touch = f"b = bytearray({half}); b[::4096] = b'x' * len(b[::4096]); print('ready', flush=True)"
+        child = subprocess.Popen([sys.executable, "-c", f"{touch}; import time; time.sleep(60)"],
+                                 stdout=subprocess.PIPE, text=True)  # fmt: skip
         held = np.ones(half // 8, dtype=np.float64)
-        time.sleep(1.0)  # the grandchild has touched its half by now
+        child.stdout.readline()  # the grandchild holds its half now
+        time.sleep(0.5)  # the watchdog samples every 50 ms
         child.kill()
         child.wait()
         del held
@@ -94,9 +96,9 @@ def test_the_cap_is_on_resident_memory_of_the_job_and_its_children(source):
     """Half of the memory is held by a grandchild: the watchdog sums the job's whole process tree. The
     cap is on resident memory, not address space (numpy alone maps more than 120 MiB of that)."""
     inherited = np.ones(200 << 17)  # 200 MiB in the worker: shared with each job, not counted against it
-    rows, _ = _run(source, ["alloc340", "alloc120"], limits=JobLimits(memory_bytes=300 << 20))
+    rows, _ = _run(source, ["alloc400", "alloc120"], limits=JobLimits(memory_bytes=300 << 20))
     del inherited
-    over, under = rows["alloc340"], rows["alloc120"]
+    over, under = rows["alloc400"], rows["alloc120"]
     assert over["status"] == "oom" and over["peak_rss"] > 300 << 20, over
     assert "--memory-per-job" in over["error"]
     assert under["status"] == "ok" and 0 < under["peak_rss"] < 300 << 20, under
