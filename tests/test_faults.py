@@ -99,7 +99,7 @@ def test_concurrent_drivers_store_every_job_exactly_once(ray_2cpu, dataset, tmp_
     if where == "local":  # what docs/store.md promises a raw reader: rows = jobs
         duckdb, polars = pytest.importorskip("duckdb"), pytest.importorskip("polars")
         glob = str(tmp_path / "store" / "results" / "*.parquet")
-        assert duckdb.sql(f"select count(*) from read_parquet('{glob}')").fetchone()[0] == len(jobs)
+        assert duckdb.sql(f"select count(*) from read_parquet('{glob}')").fetchall() == [(len(jobs),)]
         assert polars.read_parquet(glob).height == len(jobs)
     ran = [r.finished for r in results]
     assert sum(ran) == len(jobs)  # each job ran in exactly one of the drivers ...
