@@ -21,9 +21,11 @@ Why claims, and why this shape:
     both withdraw and try again later (no driver can be starved for long: jobs are shuffled per
     driver, so collisions are rare). Safe without clocks agreeing; only lease expiry needs the
     drivers' clocks to agree within a fraction of ``lease_s``.
-* When a job's row is stored, its driver writes a **done** marker ``<job>~<attempt>~done`` and
-  deletes the claim. A driver finding the marker knows another driver stored that attempt without
-  re-reading the store. A driver that died between storing rows and writing markers leaves claims
+* When a job's row is stored, its driver writes a **done** marker ``DIR/_done/<job>~<attempt>``
+  and then deletes the claim. A driver that wins a claim checks for the marker (after winning: a
+  marker is written before its claim goes, so a claim won afterwards sees it) and so learns that
+  another driver stored that attempt without re-reading the store. Markers live apart from the
+  claims so that the listing each claim round makes stays as small as the jobs in flight. A driver that died between storing rows and writing markers leaves claims
   of a dead driver: whoever takes such a claim over first checks the store for the row.
 * A driver stalled past its own lease (a frozen VM) may have lost claims to a takeover; before it
   stores rows it checks that it still holds their claims, and drops the rows it does not.
@@ -47,7 +49,7 @@ import pyarrow.fs as pafs
 
 from orchestrator.store import ResultStore, StoreError, scrub
 
-CLAIMS, DRIVERS = "_claims", "_drivers"
+CLAIMS, DRIVERS, DONE = "_claims", "_drivers", "_done"
 DEFAULT_LEASE_S = float(os.environ.get("ORCH_LEASE_S", "60"))
 """How long a driver's claims outlive its last heartbeat (``ORCH_LEASE_S``; tests shorten it)."""
 SEP = "~"
@@ -69,7 +71,6 @@ class Outcome:
 @dataclass
 class _Listing:
     claims: dict[tuple[str, int], dict[int, list[str]]]  # key -> generation -> holder tokens
-    done: set[tuple[str, int]]
     live: set[str]  # tokens of drivers whose heartbeat has not expired
 
 
@@ -84,7 +85,7 @@ class Claims:
         self._beat_at = 0.0
         self.lapsed = False
         self._pool = ThreadPoolExecutor(8) if not store.local else None
-        for sub in (CLAIMS, DRIVERS):
+        for sub in (CLAIMS, DRIVERS, DONE):
             try:
                 self.fs.create_dir(self._path(sub), recursive=True)
             except OSError as e:
@@ -145,15 +146,11 @@ class Claims:
                 live.add(token)
         live.add(self.token)
         claims: dict[tuple[str, int], dict[int, list[str]]] = {}
-        done = set()
         for name in self._names(CLAIMS):
             parts = name.split(SEP)
             if len(parts) < 3 or not parts[1].isdigit():
                 continue
             key = (parts[0], int(parts[1]))
-            if parts[2] == "done":
-                done.add(key)
-                continue
             if not parts[2].startswith("g") or not parts[2][1:].isdigit():
                 continue
             holders = claims.setdefault(key, {}).setdefault(int(parts[2][1:]), [])
@@ -161,7 +158,7 @@ class Claims:
                 holders.append(parts[3])
             else:  # local: the holder is in the file
                 holders.append(self._holder(name))
-        return _Listing(claims, done, live)
+        return _Listing(claims, live)
 
     def _holder(self, name: str) -> str:
         try:
@@ -182,13 +179,10 @@ class Claims:
         keys = list(dict.fromkeys(keys))
         listing = self._listing()
         won = {k for k in keys if k in self.held}
-        busy, done, wanted = set(), set(), {}
+        busy, wanted = set(), {}
         taken: set[tuple[str, int]] = set()
         for key in keys:
             if key in won:
-                continue
-            if key in listing.done:
-                done.add(key)
                 continue
             gens = listing.claims.get(key, {})
             if gens:
@@ -204,11 +198,36 @@ class Claims:
         for key, gen in wanted.items():
             if key in got:
                 self.held[key] = gen
-                won.add(key)
             else:
                 busy.add(key)
                 taken.discard(key)
+        done = self._done(got)  # checked after winning: see the module docstring
+        self.release(done, done=False)
+        won |= set(got) - done
         return Outcome(won, busy, done, taken & won)
+
+    def _done_path(self, key: tuple[str, int]) -> str:
+        return self._path(DONE, f"{key[0]}{SEP}{key[1]}")
+
+    def _done(self, keys: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Of ``keys``, the attempts some driver marked as stored."""
+        keys = list(keys)
+        if not keys:
+            return set()
+
+        def exists(key: tuple[str, int]) -> bool:
+            try:
+                return self.fs.get_file_info(self._done_path(key)).type == pafs.FileType.File
+            except OSError as e:
+                raise StoreError(
+                    f"cannot read _done/ in the store at {self.store.uri}: {scrub(str(e))}"
+                ) from e
+
+        if self._pool is None:
+            found = [exists(k) for k in keys]
+        else:
+            found = list(self._pool.map(exists, keys))
+        return {k for k, f in zip(keys, found, strict=True) if f}
 
     def _create(self, wanted: dict[tuple[str, int], int]) -> set[tuple[str, int]]:
         """Exclusively create the claim files of ``wanted``; the keys whose file this driver created."""
@@ -268,8 +287,7 @@ class Claims:
         if not keys:
             return
         if done:
-            marks = [self._path(CLAIMS, f"{k[0]}{SEP}{k[1]}{SEP}done") for k in keys]
-            self._map(lambda p: self._write(p, b""), marks)
+            self._map(lambda p: self._write(p, b""), [self._done_path(k) for k in keys])
         paths = []
         for key in keys:
             name = self._claim_name(key, self.held.pop(key))
