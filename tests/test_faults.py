@@ -171,25 +171,27 @@ def test_the_memory_monitor_kills_a_worker_the_others_finish_and_a_rerun_complet
     """Ray's memory monitor (a threshold just above the node's use now) kills the worker of a job
     holding 2 GiB: that job is retried, then stored as oom; the other jobs end ok; the run exits 1
     saying so; a plain re-run (no pressure) completes the sweep with one final row per job."""
-    vm = psutil.virtual_memory()
     hog = 2048
-    if vm.available < 4 * (hog << 20):
-        pytest.skip(f"needs {4 * hog} MiB of free memory, {vm.available >> 20} MiB available")
-    used = (vm.total - vm.available) / vm.total
-    threshold = min(0.95, used + (hog << 20) / 2 / vm.total)
-    store_dir = tmp_path / "store"
-    cmd = [*ORCH, "run", "--games", "alpha", "--learners", f"noop,hog{hog}", "--targets", "goal",
-           "--budget", "60s", "--dataset", str(dataset), "--store", str(store_dir), "--num-cpus", "2",
-           "--max-retries", "1", "--memory-estimate", "none"]  # fmt: skip
-    env = {
-        **os.environ,
-        "RAY_memory_usage_threshold": f"{threshold:.3f}",
-        "RAY_memory_monitor_refresh_ms": "100",
-    }
-    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    store = ResultStore(store_dir)
-    rows = {r["job_id"]: r for r in _rows(store)}
-    by_learner = {r["learner"]: r for r in rows.values()}
+    for _ in range(2):  # other users' memory moves on a shared machine: a second try if it fell
+        vm = psutil.virtual_memory()
+        if vm.available < 3 * (hog << 20):
+            pytest.skip(f"needs {3 * hog} MiB of free memory, {vm.available >> 20} MiB available")
+        used = (vm.total - vm.available) / vm.total
+        threshold = min(0.95, used + (768 << 20) / vm.total)  # the hog passes it by ~1.25 GiB
+        store_dir = tmp_path / f"store{_}"
+        cmd = [*ORCH, "run", "--games", "alpha", "--learners", f"noop,hog{hog}", "--targets", "goal",
+               "--budget", "60s", "--dataset", str(dataset), "--store", str(store_dir), "--num-cpus", "2",
+               "--max-retries", "1", "--memory-estimate", "none"]  # fmt: skip
+        env = {
+            **os.environ,
+            "RAY_memory_usage_threshold": f"{threshold:.3f}",
+            "RAY_memory_monitor_refresh_ms": "100",
+        }
+        first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        store = ResultStore(store_dir)
+        by_learner = {r["learner"]: r for r in _rows(store)}
+        if by_learner.get(f"hog{hog}", {}).get("status") != "ok":
+            break
     assert by_learner["noop"]["status"] == "ok", first.stdout + first.stderr
     hog_row = by_learner[f"hog{hog}"]
     assert hog_row["status"] == "oom", (hog_row["status"], hog_row["error"], first.stdout, first.stderr)
