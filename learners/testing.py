@@ -7,7 +7,8 @@ They exist to exercise budgets, failure capture and retries with real processes 
 * ``stuck``           reports the noop model, blocks SIGINT/SIGTERM and runs an endless clingo solve:
                       only SIGKILL stops it (a budget must be enforced from outside);
 * ``crash``           raises, so the job ends with ``status=error`` and a traceback;
-* ``oom``             allocates memory until the per-job cap stops it (refuses to run without a cap);
+* ``oom``             allocates resident memory until the per-job cap stops it (needs a cap);
+* ``hog<MIB>``        holds MIB MiB resident for 5 s (memory pressure for Ray's memory monitor);
 * ``die``             reports the noop model, then SIGKILLs its own process (a dying job process);
 * ``dieworker``       SIGKILLs its parent process: under ``orch run`` that is the Ray actor hosting
                       the job (a dying Ray worker).
@@ -18,7 +19,6 @@ None of these is a rule learner; ``orch learners list`` describes them as test l
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import time
 
@@ -113,12 +113,36 @@ class CrashLearner(_TestLearner):
 )
 class OomLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft == resource.RLIM_INFINITY:
+        cap = os.environ.get(
+            "ORCH_MEMORY_CAP"
+        )  # set by orchestrator.scheduling.supervise in a capped job process
+        if cap is None:
             raise RuntimeError("oom test learner refuses to run without a memory cap (--memory-per-job)")
-        hoard = []
-        while True:  # 256 MiB of address space at a time (the cap is on address space, RLIMIT_AS)
-            hoard.append(np.empty(1 << 25, dtype=np.float64))
+        hoard: list = []
+        # Resident memory, 16 MiB at a time (np.ones touches every page), up to twice the cap: the
+        # watchdog must stop it before; if it does not, the job ends ok and the test says so.
+        while len(hoard) * (16 << 20) < 2 * int(cap):
+            hoard.append(np.ones(1 << 21, dtype=np.float64))
+        time.sleep(budget.seconds or 0)  # hold it: a late watchdog still sees the peak
+        return NothingModel()
+
+
+@register(
+    r"hog(?P<mib>\d+)",
+    description="Test learner: holds MIB MiB of resident memory for 5 s (memory pressure on the node).",
+    params="mib: resident memory to hold",
+    example="hog1024",
+    testing=True,
+)
+class HogLearner(_TestLearner):
+    def __init__(self, mib: str) -> None:
+        self.mib = int(mib)
+
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        held = [np.ones(1 << 21, dtype=np.float64) for _ in range(self.mib // 16)]  # 16 MiB each, touched
+        time.sleep(5.0)
+        del held
+        return NothingModel()
 
 
 @register(

@@ -50,6 +50,32 @@ class DatFile:
     examples: list[tuple[list[str], list[str]]] = field(default_factory=list)
 
 
+_TERM = r'(?:[A-Za-z0-9_]++|-[0-9]++|"[^"\\\n]*+")'
+_ATOM = re.compile(rf"[a-z][A-Za-z0-9_]*+(?:\((?:{_TERM}(?:[ \t]*+,[ \t]*+{_TERM})*+)?\))?")
+"""A flattened ground atom: ``name``, ``name()`` or ``name(c1, c2, ...)`` with constant arguments
+(identifiers, integers, double-quoted strings). Checked at load so that a malformed atom is an error
+naming its file and line, not something a baseline scores or a solver rejects far from its source."""
+
+
+def _check_atoms(path: Path, text: str, sections: list[tuple[int, str, list[str]]]) -> None:
+    """Raise a DatError naming the line of the first malformed atom (each distinct atom is checked once)."""
+    distinct: set[str] = set()
+    for _, _, atoms in sections:
+        distinct.update(atoms)
+    bad = {a for a in distinct if not _ATOM.fullmatch(a)}
+    if not bad:
+        return
+    for offset, _, atoms in sections:
+        for atom in atoms:
+            if atom in bad:
+                line = text.count("\n", 0, offset) + 1
+                for raw in text[offset:].split("\n"):
+                    if raw.strip() == atom:
+                        break
+                    line += 1
+                raise DatError(f"{path}:{line}: malformed atom {atom[:120]!r}")
+
+
 def _section_lines(text: str, start: int, end: int) -> tuple[str, list[str]]:
     """Header and stripped atom lines of ``text[start:end]``."""
     body = text[start:end].strip("\n")
@@ -61,11 +87,17 @@ def read_dat(path: str | Path) -> DatFile:
     """Parse a ``.dat`` file. Errors name the file and the line of the offending section."""
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except FileNotFoundError as e:
         raise DatError(f"{path}: file not found") from e
-    except (OSError, UnicodeDecodeError) as e:
-        raise DatError(f"{path}: cannot read: {e}") from e
+    except OSError as e:
+        raise DatError(f"{path}: cannot read: {e.strerror or e}") from e
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        bad = data[data.rfind(b"\n", 0, e.start) + 1 :].split(b"\n", 1)[0]
+        raise DatError(f"{path}:{line}: not UTF-8 text: {bad[:80]!r}") from e
     if not text.rstrip("\n").endswith("---"):
         raise DatError(f"{path}: truncated (the file does not end with a '---' separator)")
     if not text.endswith("\n"):
@@ -86,11 +118,12 @@ def read_dat(path: str | Path) -> DatFile:
     for i, (offset, header, _) in enumerate(sections):
         want = expect[i] if i < 2 else ("background:", "positives:")[i % 2]
         if header != want:
-            raise DatError(f"{path}:{line_of(offset)}: expected section {want!r}, found {header!r}")
+            raise DatError(f"{path}:{line_of(offset)}: expected section {want!r}, found {header[:80]!r}")
     if len(sections) < 2:
         raise DatError(f"{path}: truncated (no atoms/statics sections)")
     if len(sections) % 2:
         raise DatError(f"{path}:{line_of(sections[-1][0])}: truncated (a background without its positives)")
+    _check_atoms(path, text, sections)
     examples = [(sections[i][2], sections[i + 1][2]) for i in range(2, len(sections), 2)]
     return DatFile(sections[0][2], sections[1][2], examples)
 

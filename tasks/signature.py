@@ -24,6 +24,7 @@ subtypes, then its own, each sorted), and the first argument varying fastest.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,6 +168,10 @@ class Signature:
             yield name, types, "\0".join(key_parts)
 
 
+_IDENT = re.compile(r"[A-Za-z0-9_]+")
+"""Names, constants and types of a signature: what a flattened atom can carry (tasks/iggp.py)."""
+
+
 def parse_typ(source: str | Path, name: str | None = None) -> Signature:
     """Parse a ``.typ`` file (a path) or its text. Errors name the file and line."""
     if isinstance(source, Path) or (
@@ -177,6 +182,8 @@ def parse_typ(source: str | Path, name: str | None = None) -> Signature:
             text = path.read_text()
         except OSError as e:
             raise SignatureError(f"{path}: cannot read type signature: {e.strerror}") from e
+        except UnicodeDecodeError as e:
+            raise SignatureError(f"{path}: not UTF-8 text (byte {e.start})") from e
         label = str(path)
     else:
         text, label = str(source), name or "<typ>"
@@ -190,18 +197,20 @@ def parse_typ(source: str | Path, name: str | None = None) -> Signature:
             continue
         if ":>" in stmt:
             sub, _, sup = (s.strip() for s in stmt.partition(":>"))
-            if not sub or not sup:
-                raise SignatureError(f"{label}:{line}: malformed subtype declaration {stmt!r}")
+            if not _IDENT.fullmatch(sub) or not _IDENT.fullmatch(sup):
+                raise SignatureError(f"{label}:{line}: malformed subtype declaration {stmt[:120]!r}")
             sig.subtypes.setdefault(sup, []).append(sub)
             continue
         if "::" not in stmt:
             raise SignatureError(f"{label}:{line}: expected 'names :: type' or 'a :> b', got {stmt!r}")
         names, _, type_expr = stmt.partition("::")
         parts = [p.strip() for p in type_expr.split("->")]
-        if not all(parts):
-            raise SignatureError(f"{label}:{line}: malformed type {type_expr.strip()!r}")
+        if not all(_IDENT.fullmatch(p) for p in parts):
+            raise SignatureError(f"{label}:{line}: malformed type {type_expr.strip()[:120]!r}")
         for n in (n.strip() for n in names.split(",")):
             if not n:
-                raise SignatureError(f"{label}:{line}: empty name in {stmt!r}")
+                raise SignatureError(f"{label}:{line}: empty name in {stmt[:120]!r}")
+            if not _IDENT.fullmatch(n):
+                raise SignatureError(f"{label}:{line}: malformed name {n[:120]!r} in {stmt[:120]!r}")
             sig.declarations.append(Declaration(n, tuple(parts[:-1]), parts[-1], line))
     return sig

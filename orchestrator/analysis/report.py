@@ -89,7 +89,7 @@ class TaskScore:
         """Why the task is incomplete: mixed data, the worst status among its jobs, or 'missing'."""
         if len(self.datasets) > 1:
             return "mixed datasets (use --sweep)"
-        for status in ("error", "oom", "killed", "timeout"):
+        for status in ("error", "oom", "lost", "killed", "timeout"):
             if status in self.failures:
                 return status if status != "timeout" else "timeout without a model"
         return "missing"

@@ -6,6 +6,7 @@ import typer
 
 from orchestrator import __version__
 from orchestrator.cli import analysis, games, graphlog, helptext, learners, run
+from orchestrator.cli.errors import OrchGroup, set_debug
 
 helptext.install()  # flags render as flags in --help (see orchestrator/cli/helptext.py)
 
@@ -15,6 +16,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    cls=OrchGroup,  # one error handler: one line per error, exit codes in orchestrator/cli/errors.py
 )
 
 
@@ -29,8 +31,10 @@ def main(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error (also ORCH_DEBUG=1)."),
 ) -> None:
     """orch: run rule-learning benchmarks on Ray and analyse the results."""
+    set_debug(debug)
 
 
 for _module in (games, learners, run, graphlog, analysis):

@@ -46,13 +46,13 @@ def report_command(
 
     try:
         tables = report_tables(
-            ResultStore(store), [b.strip() for b in by.split(",") if b.strip()], sweep, split
+            ResultStore(store, must_exist=True), [b.strip() for b in by.split(",") if b.strip()], sweep, split
         )
         typer.echo(render(tables, format), nl=False)
         if html is not None:
             from orchestrator.analysis.htmlreport import write_html
 
-            out = write_html(ResultStore(store), html, k=k)
+            out = write_html(ResultStore(store, must_exist=True), html, k=k)
             typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
     except StoreError as e:
         typer.echo(f"error: {scrub(str(e))}", err=True)
@@ -89,7 +89,7 @@ def select(
         raise typer.BadParameter(
             f"unknown metric(s) {bad}; choose from {list(METRICS)}", param_hint="--metrics"
         )
-    runs = complete_runs(runs_from_store(ResultStore(store), sweep))
+    runs = complete_runs(runs_from_store(ResultStore(store, must_exist=True), sweep))
     learners = sorted({r["learner"] for r in runs})
     if len(learners) < 2:
         typer.echo(f"error: selection needs at least two learners with complete tasks in {store}", err=True)
@@ -151,8 +151,8 @@ def compare_command(
     from orchestrator.analysis.report import render
     from orchestrator.storage.store import ResultStore
 
-    sa = ResultStore(store)
-    sides = [Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa)]
+    sa = ResultStore(store, must_exist=True)
+    sides = [Side.parse(a, sa), Side.parse(b, ResultStore(store_b, must_exist=True) if store_b else sa)]
     # a misspelt learner would compare against nothing: say so, with suggestions
     sides = [dataclasses.replace(side, learner=_stored_learner(side)) for side in sides]
     result = compare(sides[0], sides[1])
@@ -198,7 +198,7 @@ def predictive_command(
     from orchestrator.analysis.report import render
     from orchestrator.storage.store import ResultStore
 
-    s = ResultStore(store)
+    s = ResultStore(store, must_exist=True)
     rows = score_store(s, dataset)
     write_predictive(s, rows)
     if not rows:
@@ -225,7 +225,7 @@ def compose_command(
     from orchestrator.analysis.report import render
     from orchestrator.storage.store import ResultStore
 
-    rows = score_composed(ResultStore(store), dataset, split)
+    rows = score_composed(ResultStore(store, must_exist=True), dataset, split)
     if not rows:
         typer.echo("no rule-based runs on a graphlog: dataset in the store", err=True)
     typer.echo(render({"rules applied recursively": rows}, fmt))

@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
 
 def _fail(message: str) -> typer.Exit:
     errors.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(1)
+    return typer.Exit(2)  # bad usage or input: orchestrator/cli/errors.py
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
 
 def _fail(message: str) -> typer.Exit:
     errors.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(1)
+    return typer.Exit(2)  # bad usage or input: orchestrator/cli/errors.py
 
 
 def _ints(text: str | None) -> list[int] | None:
@@ -350,7 +350,7 @@ def results_cmd(
     from orchestrator.storage.store import ResultStore, StoreError
 
     try:
-        rows = stored_rows(ResultStore(store))
+        rows = stored_rows(ResultStore(store, must_exist=True))
     except StoreError as e:
         raise _fail(str(e)) from None
     summary = summarize(rows)

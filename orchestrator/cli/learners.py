@@ -125,25 +125,27 @@ def _fit_supervised(learner: str, task: Task, seconds: float | None) -> tuple[Mo
     """
     import pickle
 
-    from orchestrator.scheduling.worker import run_supervised
+    from orchestrator.scheduling.supervise import run_supervised
+    from orchestrator.scheduling.worker import ModelReport
 
     shipped: list[bytes] = []
 
-    def work(i: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
+    def work(i: int, send: Callable[[Any], None]) -> tuple[str, Any]:
         from learners.base import Budget, make_learner
 
         def ship(model: Model) -> None:
-            send(("model", i, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)))
+            blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+            send(ModelReport(i, blob, model.describe(), model.rules()))
 
         try:
             model = make_learner(learner).fit(task, Budget(seconds), report=ship)
-        except KeyError as e:  # e.g. the published ttcc4_legal has no train file
-            return "error", str(e.args[0])
+        except KeyError as e:  # bad input, e.g. the published ttcc4_legal has no train file
+            return "input", str(e.args[0])
         return "ok", pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def keep(message: tuple) -> None:
-        if message[0] == "model":
-            shipped.append(message[2])
+    def keep(message: Any) -> None:
+        if isinstance(message, ModelReport):
+            shipped.append(message.blob)
 
     limit = math.inf if seconds is None else seconds
     (out,) = run_supervised(1, work, lambda i: limit, None, keep)
@@ -154,6 +156,8 @@ def _fit_supervised(learner: str, task: Task, seconds: float | None) -> tuple[Mo
         if not shipped:
             raise _fail(f"{where}: the budget ran out before the learner reported any model", code=1)
         return pickle.loads(shipped[-1]), "timeout", len(shipped), out.seconds
+    if out.kind == "input":
+        raise _fail(f"{where}: {out.payload}")
     if out.kind in ("error", "oom"):
         last = str(out.payload).strip().splitlines()[-1] if out.payload else out.kind
         raise _fail(f"{where}: {last}", code=1)

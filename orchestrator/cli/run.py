@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # the store (pyarrow) is imported inside the commands: `orch 
 
 store_app = typer.Typer(help="Maintain a results store.", no_args_is_help=True)
 
-FAILED = ("error", "oom", "killed")
+FAILED = ("error", "oom", "lost", "killed")
+SHOWN_FAILURES = 20
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -60,11 +61,22 @@ def run(
     budget: float | None = budget_option(
         "30m", "Hard wall-clock limit per predicate (e.g. 30m, 90s): each job is stopped at it."
     ),
-    max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run stored errors, ooms and kills."),
+    max_retries: int = typer.Option(
+        2, "--max-retries", min=0, help="Retries of a job whose worker died (memory monitor, lost node)."
+    ),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Also re-run the learners' own errors (oom/lost jobs always re-run)."
+    ),
     retry_timeouts: bool = typer.Option(False, "--retry-timeouts", help="Also re-run stored timeouts."),
     memory_per_job: str | None = typer.Option(
-        None, "--memory-per-job", help="Memory cap per job (e.g. 4GiB): oom beyond it."
+        None,
+        "--memory-per-job",
+        help="Resident-memory cap per job (e.g. 4GiB): oom beyond it, with the peak.",
+    ),
+    memory_estimate: str = typer.Option(
+        "512MiB",
+        "--memory-estimate",
+        help="Memory each worker reserves on its node unless the store has peaks for its learners ('none': no reservation).",
     ),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Store directory or URI."),
     sweep: str | None = typer.Option(None, "--sweep", help="Sweep name (default: derived from the job ids)."),
@@ -100,6 +112,7 @@ def run(
     try:
         budget_s = require_limit(budget)
         memory = parse_bytes(memory_per_job) if memory_per_job else None
+        estimate = None if memory_estimate.strip().lower() == "none" else parse_bytes(memory_estimate)
         # cheap, so before a dataset that may be slow to open; names come back in canonical case
         learner_names = list(validate_learners(split_names(learners)))
     except SweepError as e:
@@ -124,7 +137,7 @@ def run(
     settings = {"learners": learner_names, "seed": seed, "repeats": repeats, "budget_s": budget_s,
                 "targets": target_list, "dataset": jobs[0].dataset}  # fmt: skip
     options = SweepOptions(
-        name, max_retries=max_retries, memory_per_job=memory, retry_failed=retry_failed,
+        name, max_retries=max_retries, memory_per_job=memory, memory_estimate=estimate, retry_failed=retry_failed,
         retry_timeouts=retry_timeouts, address=address, num_cpus=num_cpus, max_actors=max_actors, spec=settings,
     )  # fmt: skip
     progress = make_progress(as_json)
@@ -142,17 +155,38 @@ def run(
                "finished": result.finished, "statuses": result.statuses, "wall_s": round(result.wall_s, 3),
                "job_seconds": round(result.job_seconds, 3), "retried": result.retried,
                "lost_actors": result.lost_actors, "interrupted": result.interrupted,
-               "not_applicable": result.not_applicable}  # fmt: skip
+               "not_applicable": result.not_applicable, "elsewhere": result.elsewhere,
+               "failures": [f.__dict__ for f in result.failures]}  # fmt: skip
         typer.echo(json.dumps(out, indent=2))
     else:
         for learner, seen in sorted(result.not_applicable.items()):
             typer.echo(f"{learner}: {seen['jobs']} job(s) not applicable (e.g. {seen['reason']})")
+        _print_failures(result)
     if result.interrupted:
         raise typer.Exit(130)
+    if result.infra_failures or result.input_failures:
+        parts = [f"{n} job(s) {what}" for n, what in (
+            (result.infra_failures, "lost to infrastructure failures (oom, lost worker): rerun the same command"),
+            (result.input_failures, "failed on bad input: fix the data, then rerun"),
+        ) if n]  # fmt: skip
+        typer.echo("failed: " + "; ".join(parts), err=as_json)  # the last line of the terminal
+        raise typer.Exit(1)
+
+
+def _print_failures(result) -> None:  # noqa: ANN001
+    """One line per failed job of this run (the first few), with its reason."""
+    from orchestrator.storage.store import scrub
+
+    for f in result.failures[:SHOWN_FAILURES]:
+        typer.echo(f"{f.status}: {f.label}: {scrub(f.reason)}")
+    if len(result.failures) > SHOWN_FAILURES:
+        typer.echo(
+            f"... and {len(result.failures) - SHOWN_FAILURES} more failed job(s): orch status --store ..."
+        )
 
 
 def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict[str, int]]:
-    """Per learner: done (ok/timeout), failed (error/oom/killed), running and remaining.
+    """Per learner: done (ok/timeout), failed (error/oom/lost/killed), running and remaining.
 
     Planned jobs come from the sweep manifests; a planned job without a row is *remaining*, or
     *running* when the sweep's live file (written by the driver while it runs) lists it.
@@ -203,7 +237,7 @@ def status(
     from orchestrator.storage.store import ResultStore, StoreError, scrub
 
     try:
-        table = status_table(ResultStore(store), sweep)
+        table = status_table(ResultStore(store, must_exist=True), sweep)
     except StoreError as e:
         raise _fail(str(e)) from e
     total = dict.fromkeys(("done", "running", "failed", "remaining"), 0)
@@ -238,7 +272,7 @@ def compact_command(
     from orchestrator.storage.store import ResultStore, StoreError, scrub
 
     try:
-        before, after = ResultStore(store).compact()
+        before, after = ResultStore(store, must_exist=True).compact()
     except StoreError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from e

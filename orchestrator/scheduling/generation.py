@@ -2,7 +2,7 @@
 
 Each game is one Ray task running :func:`orchestrator.scheduling.worker.generate_one`, which generates in a
 supervised child process: a broken or hostile GDL file, or a runaway playout, fails only its own
-game, with a status (error, oom, timeout, killed) and a message.
+game, with a status (error, oom, timeout, lost) and a message.
 """
 
 from __future__ import annotations
@@ -45,5 +45,5 @@ def generate_games(
                 results.append(ray.get(ref))
             except ray.exceptions.RayError as e:
                 name = os.path.splitext(os.path.basename(str(g)))[0]
-                results.append({"game": name, "status": "killed", "error": f"{type(e).__name__}: {e}"})
+                results.append({"game": name, "status": "lost", "error": f"{type(e).__name__}: {e}"})
         return results

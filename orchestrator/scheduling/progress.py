@@ -33,7 +33,8 @@ STATUS_STYLE = {
     "timeout": "yellow",
     "oom": "magenta",
     "error": "red",
-    "killed": "red",
+    "lost": "red",
+    "killed": "red",  # what stores before `lost` recorded for it
     "not_applicable": "dim",
 }
 

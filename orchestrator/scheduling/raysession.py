@@ -66,7 +66,11 @@ def local_ray(num_cpus: int | None = None) -> Iterator[Any]:
     import ray
 
     with loopback_only():
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        # address="local": always a new private Ray, never a cluster someone else started with `ray start`
+        ray.init(
+            address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+            logging_level=logging.ERROR,
+        )  # fmt: skip
         try:
             yield ray
         finally:

@@ -16,6 +16,10 @@ How a sweep runs:
 5. Only this process writes rows, in batches (every ``flush_rows`` rows or ``flush_seconds``), each
    write atomic. A driver killed mid-sweep loses at most its unflushed rows; rerunning the same
    command finds the rest stored and runs only what is missing, so each job is stored once.
+6. Any number of drivers may run on one store: a job goes to a worker only once this driver holds
+   its claim (:mod:`orchestrator.storage.claims`). Jobs another live driver holds are waited for (their row
+   appears, or their driver dies and the claim is taken over), so every driver ends with the whole
+   sweep stored, each job once.
 
 Actors beyond the cluster's CPUs (``max_actors``) stay pending and get no jobs until they start:
 on an autoscaling cluster they are the demand that adds nodes. Where Ray comes from (a private
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import signal
 import threading
 import time
@@ -39,15 +44,19 @@ from orchestrator import __version__
 from orchestrator.scheduling.raysession import SchedulerError, ray_session
 from orchestrator.scheduling.sweep import Job
 from orchestrator.scheduling.worker import JobLimits, JobRunner
+from orchestrator.storage.claims import DEFAULT_LEASE_S, Claims
 from orchestrator.storage.live import clear_live_jobs, write_live_jobs
 from orchestrator.storage.schema import (
     FINAL_STATUSES,
+    INFRA_STATUSES,
     NOT_APPLICABLE,
     STATUSES,
     complete_row,
     result_row,
 )
 from orchestrator.storage.store import ResultStore
+
+DEFAULT_MEMORY_ESTIMATE = 512 << 20
 
 
 @dataclass
@@ -57,6 +66,8 @@ class SweepOptions:
     sweep: str
     max_retries: int = 2
     memory_per_job: int | None = None
+    memory_estimate: int | None = DEFAULT_MEMORY_ESTIMATE
+    """Memory each worker reserves from Ray when no stored peak of its learners is known (None: none)."""
     eval_timeout_s: float = 600.0
     retry_failed: bool = False
     retry_timeouts: bool = False
@@ -69,12 +80,33 @@ class SweepOptions:
     max_actors: int | None = None
     gpu: bool | None = None
     stall_s: float = 600.0
+    lease_s: float = DEFAULT_LEASE_S
     spec: dict = field(default_factory=dict)
     rerun: bool = False
     """Run every job again, stored or not (a new attempt each)."""
     runner: type | None = None
     """The actor body (``runner(limits)`` with ``info()``, ``current_job()`` and ``run(jobs) -> rows``); default
     :class:`orchestrator.scheduling.worker.JobRunner`. GraphLog setup jobs use their own (graphlog_runner)."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed job, for the terminal: ``kind`` is infra (oom, lost), input (bad data) or learner."""
+
+    label: str
+    status: str
+    kind: str
+    reason: str
+
+
+def failure_reason(error: str | None) -> str:
+    """One line saying why a job failed: a traceback's last line, else the message's first."""
+    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
+    if not lines:
+        return "no reason recorded"
+    if lines[0].startswith("Traceback") or (len(lines) > 1 and lines[1].startswith("Traceback")):
+        return lines[0] if not lines[0].startswith("Traceback") else lines[-1]
+    return lines[0]
 
 
 @dataclass
@@ -89,6 +121,18 @@ class SweepResult:
     retried: int = 0
     not_applicable: dict[str, dict] = field(default_factory=dict)
     """Learner -> {"jobs": how many it did not apply to, "reason": the first job's reason}."""
+    elsewhere: int = 0
+    """Planned jobs that another driver on the same store ran meanwhile."""
+    failures: list[Failure] = field(default_factory=list)
+    """Every job of this run that did not end ok or timeout, in the order they finished."""
+
+    @property
+    def infra_failures(self) -> int:
+        return sum(1 for f in self.failures if f.kind == "infra")
+
+    @property
+    def input_failures(self) -> int:
+        return sum(1 for f in self.failures if f.kind == "input")
 
     @property
     def finished(self) -> int:
@@ -145,15 +189,17 @@ class SilentProgress:
 def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tuple[list[Job], dict[str, int]]:
     """The jobs still to run, and each job's previous attempt number.
 
-    A stored job is skipped. ``retry_failed`` re-runs jobs whose latest row failed (error, oom,
-    killed); ``retry_timeouts`` also re-runs timeouts. A re-run writes a new row with attempt + 1.
+    A stored job is skipped, unless its latest row is an infrastructure failure (oom, lost,
+    killed: not the learner's doing), which is always run again. ``retry_failed`` also re-runs the
+    learner's own errors; ``retry_timeouts`` also re-runs timeouts. A re-run writes a new row with
+    attempt + 1.
     """
     latest = store.latest(["job_id", "status", "attempt"])
     status = dict(zip(latest["job_id"].to_pylist(), latest["status"].to_pylist(), strict=True))
     attempts = dict(zip(latest["job_id"].to_pylist(), latest["attempt"].to_pylist(), strict=True))
-    rerun = set()
+    rerun = set(INFRA_STATUSES)
     if options.retry_failed:
-        rerun |= {"error", "oom", "killed"} - set(FINAL_STATUSES)
+        rerun.add("error")
     if options.retry_timeouts:
         rerun.add("timeout")
     if options.rerun:
@@ -169,6 +215,54 @@ def plan(jobs: Sequence[Job], store: ResultStore, options: SweepOptions) -> tupl
 
 
 # --- the driver loop ---------------------------------------------------------------------------------
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
+
+
+def _infra_status(ray: Any, exc: BaseException) -> str:
+    """``oom`` when Ray killed the worker for memory (its memory monitor), else ``lost``."""
+    oom = getattr(ray.exceptions, "OutOfMemoryError", ())
+    text = str(exc).lower()
+    if (oom and isinstance(exc, oom)) or any(w in text for w in ("out of memory", "outofmemory", "memory pressure",
+                                                                 "low on memory", "memory monitor")):  # fmt: skip
+        return "oom"
+    return "lost"
+
+
+def memory_reservation(ray: Any, store: ResultStore, learners: set[str], options: SweepOptions) -> int | None:
+    """Bytes each worker reserves from Ray's ``memory`` resource, so a node is not overcommitted.
+
+    Per learner: 1.25 x the highest peak resident memory stored for it, else ``memory_estimate``;
+    the worker reserves the largest over the sweep's learners, at most ``memory_per_job`` (a job
+    cannot use more) and at most the largest node's memory (so some worker can always start).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    peaks: dict[str, int] = {}
+    try:
+        table = store.read(
+            ["learner", "peak_rss"], filter=pc.field("learner").isin(pa.array(sorted(learners)))
+        )
+        for learner, peak in zip(table["learner"].to_pylist(), table["peak_rss"].to_pylist(), strict=True):
+            if peak:
+                peaks[learner] = max(peaks.get(learner, 0), int(peak))
+    except Exception:  # an estimate only: a store that cannot say gives the default
+        peaks = {}
+    per = [int(peaks[lr] * 1.25) if lr in peaks else options.memory_estimate for lr in learners]
+    known = [m for m in per if m]
+    if not known:
+        return None
+    reserve = max(known)
+    if options.memory_per_job:
+        reserve = min(reserve, options.memory_per_job)
+    nodes = [n.get("Resources", {}).get("memory", 0) for n in ray.nodes() if n.get("Alive")]
+    if nodes and max(nodes) > 0:
+        reserve = min(reserve, int(max(nodes)))
+    return max(reserve, 1)
 
 
 def _shape(learner: str, has_gpu: bool) -> str:
@@ -204,8 +298,16 @@ class _Scheduler:
         self.has_gpu = options.gpu if options.gpu is not None else ray.cluster_resources().get("GPU", 0) > 0
         self.queues: dict[str, dict[tuple, deque[Job]]] = defaultdict(lambda: defaultdict(deque))
         shapes = {learner: _shape(learner, self.has_gpu) for learner in {j.learner for j in jobs}}
-        for job in jobs:
+        # Each driver takes a task's jobs in its own random order, so drivers sharing a store rarely
+        # reach for the same claim at once.
+        for job in random.sample(list(jobs), len(jobs)):
             self.queues[shapes[job.learner]][job.task_key].append(job)
+        self.shape_of = {j.job_id: shapes[j.learner] for j in jobs}
+        self.claims = Claims(store, options.lease_s)
+        self.deferred: dict[str, Job] = {}  # claimed by another live driver: wait for its row
+        self.deferred_at = 0.0
+        self.elsewhere = 0
+        self.failures: list[Failure] = []
         self.left = {s: sum(len(q) for q in groups.values()) for s, groups in self.queues.items()}
         self.slots: list[_Slot] = []
         self.job_seconds: dict[str, float] = {}  # learner -> moving average of seconds per job
@@ -222,6 +324,7 @@ class _Scheduler:
         limits = JobLimits(options.memory_per_job, options.eval_timeout_s)
         self.actor_class = ray.remote(options.runner or JobRunner)
         self.limits = limits
+        self.reserve = memory_reservation(ray, store, {j.learner for j in jobs}, options)
 
     # actors
 
@@ -229,13 +332,11 @@ class _Scheduler:
         # Two threads: ``run`` works while ``current_job`` answers the driver's "which job now?".
         opts: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD", "max_restarts": 0,
                                 "max_concurrency": 2}  # fmt: skip
-        limits = self.limits
+        if self.reserve:  # Ray places no more workers on a node than its memory holds
+            opts["memory"] = self.reserve
         if shape == "gpu":
-            opts["num_gpus"] = 1
-            # CUDA reserves far more address space than it uses, so an RLIMIT_AS cap would only
-            # break its initialisation: GPU jobs are bounded by Ray's memory monitor instead.
-            limits = JobLimits(None, self.limits.eval_timeout_s)
-        actor = self.actor_class.options(**opts).remote(limits)
+            opts["num_gpus"] = 1  # the cap is on resident memory, so it holds for CUDA jobs too
+        actor = self.actor_class.options(**opts).remote(self.limits)
         self.slots.append(_Slot(actor, shape, ready_ref=actor.info.remote()))
 
     def _cap(self) -> int:
@@ -317,14 +418,65 @@ class _Scheduler:
         slot.last_key = key
         return batch
 
+    def _key(self, job: Job) -> tuple[str, int]:
+        return (job.job_id, self.attempts.get(job.job_id, 0) + 1)
+
+    def _claim(self, jobs: list[Job]) -> set[str]:
+        """Claim ``jobs``; the ids this driver may run. Busy ones wait in ``deferred``."""
+        outcome = self.claims.claim([self._key(j) for j in jobs])
+        if outcome.taken_over:  # a dead driver's claim: it may have stored the row before dying
+            stored = self._stored({k[0] for k in outcome.taken_over})
+            done_now = {k for k in outcome.taken_over if stored.get(k[0], 0) >= k[1]}
+            self.claims.release(done_now, done=True)
+            outcome.won.difference_update(done_now)
+            outcome.done.update(done_now)
+        for job in jobs:
+            key = self._key(job)
+            if key in outcome.busy:
+                self.deferred[job.job_id] = job
+            elif key in outcome.done:
+                self.deferred.pop(job.job_id, None)
+                self.elsewhere += 1
+        return {k[0] for k in outcome.won}
+
+    def _stored(self, job_ids: set[str]) -> dict[str, int]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = self.store.read(
+            ["job_id", "attempt"], filter=pc.field("job_id").isin(pa.array(sorted(job_ids), pa.string()))
+        )
+        out: dict[str, int] = {}
+        for jid, attempt in zip(table["job_id"].to_pylist(), table["attempt"].to_pylist(), strict=True):
+            out[jid] = max(out.get(jid, 0), attempt)
+        return out
+
+    def recheck_deferred(self) -> None:
+        """Jobs another driver holds: claim those whose driver died, drop those it stored."""
+        now = time.monotonic()
+        if not self.deferred or now - self.deferred_at < min(1.0, self.options.lease_s / 4):
+            return
+        self.deferred_at = now
+        jobs = list(self.deferred.values())
+        won = self._claim(jobs)
+        for job in jobs:
+            if job.job_id in won:
+                del self.deferred[job.job_id]
+                self.requeue(job, self.shape_of[job.job_id])
+
     def dispatch(self) -> None:
-        for slot in self.slots:
-            if slot.ref is not None or not slot.ready:
-                continue
-            batch = self._take(slot)
+        idle = [s for s in self.slots if s.ref is None and s.ready]
+        batches = [(slot, self._take(slot)) for slot in idle]
+        for slot, batch in batches:
+            self.left[slot.shape] -= len(batch)
+        wanted = [j for _, batch in batches for j in batch]
+        if not wanted:
+            return
+        won = self._claim(wanted)
+        for slot, batch in batches:
+            batch = [j for j in batch if j.job_id in won]
             if not batch:
                 continue
-            self.left[slot.shape] -= len(batch)
             slot.batch, slot.sent = batch, time.monotonic()
             slot.deadline = slot.sent + sum(j.budget_s + self.options.eval_timeout_s for j in batch) + 120
             slot.ref = slot.actor.run.remote(batch)
@@ -384,6 +536,12 @@ class _Scheduler:
         if full["status"] == NOT_APPLICABLE:
             seen = self.not_applicable.setdefault(job.learner, {"jobs": 0, "reason": full.get("error")})
             seen["jobs"] += 1
+        elif full["status"] not in FINAL_STATUSES:
+            kind = ("infra" if full["status"] in INFRA_STATUSES
+                    else "input" if extra.get("failure") == "input" else "learner")  # fmt: skip
+            self.failures.append(
+                Failure(job.label(), full["status"], kind, failure_reason(full.get("error")))
+            )
         seconds = (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0)
         self.total_job_seconds += seconds
         old = self.job_seconds.get(job.learner)
@@ -395,12 +553,16 @@ class _Scheduler:
         if self.retries[job.job_id] <= self.options.max_retries:
             self.requeue(job, shape)
         else:
-            row.setdefault("status", "killed")
+            row.setdefault("status", "lost")
             row["error"] = f"{reason}; gave up after {self.options.max_retries} retries"
             self._record(job, row)
 
-    def _lost(self, slot: _Slot, reason: str) -> None:
-        """The actor is gone (or hung past its watchdog): its whole batch is retried."""
+    def _lost(self, slot: _Slot, reason: str, status: str = "lost") -> None:
+        """The actor is gone (or hung past its watchdog): its whole batch is retried.
+
+        ``status`` (lost, or oom when Ray's memory monitor killed it) is recorded for a job that
+        keeps losing its worker after ``max_retries`` retries.
+        """
         self.lost_actors += 1
         self._set_current(slot, None)
         self.slots.remove(slot)
@@ -414,7 +576,7 @@ class _Scheduler:
                 self.requeue(job, slot.shape)
         else:
             for job in slot.batch:
-                self._retry_or_record(job, slot.shape, result_row(job.job_id, status="killed"), reason)
+                self._retry_or_record(job, slot.shape, result_row(job.job_id, status=status), reason)
         self.grown_at = 0.0  # look for room for a replacement at once
 
     def collect(self, timeout: float) -> None:
@@ -438,15 +600,17 @@ class _Scheduler:
             self._set_current(slot, None)
             try:
                 rows = self.ray.get(ref)
-            except self.ray.exceptions.RayActorError as e:
-                slot.batch = batch
-                self._lost(slot, f"the worker died: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
-                continue
-            except self.ray.exceptions.RayError as e:
+            except self.ray.exceptions.RayTaskError as e:  # our job runner raised: a bug, not the jobs'
                 for job in batch:
                     self._record(
                         job, result_row(job.job_id, status="error", error=f"the job runner failed: {e}")
                     )
+                continue
+            except self.ray.exceptions.RayError as e:
+                # Anything else means the worker is gone: Ray's memory monitor (OutOfMemoryError), a
+                # lost node, a SIGKILL (RayActorError). Never the jobs' result: retried elsewhere.
+                slot.batch = batch
+                self._lost(slot, f"the worker died: {_one_line(e)}", _infra_status(self.ray, e))
                 continue
             by_id = {row["job_id"]: row for row in rows}
             for job in batch:
@@ -458,15 +622,24 @@ class _Scheduler:
                             job.job_id, status="error", error="the actor returned no row for this job"
                         ),
                     )
-                elif row["status"] == "killed":
+                elif row["status"] in ("lost", "killed"):
                     self._retry_or_record(job, slot.shape, row, row.get("error") or "killed")
                 else:
                     self._record(job, row)
 
     def flush(self, force: bool = False) -> None:
         due = time.monotonic() - self.flushed_at >= self.options.flush_seconds
+        self.claims.heartbeat()
         if self.buffer and (force or due or len(self.buffer) >= self.options.flush_rows):
+            keys = [(r["job_id"], r["attempt"]) for r in self.buffer]
+            if self.claims.lapsed:  # stalled past our lease: store only what no one took over
+                held = self.claims.still_held(keys)
+                self.claims.release([k for k in keys if k not in held], done=False)
+                self.buffer = [r for r in self.buffer if (r["job_id"], r["attempt"]) in held]
+                keys = [k for k in keys if k in held]
+                self.claims.lapsed = False
             self.store.write(self.buffer)
+            self.claims.release(keys, done=True)
             self.buffer = []
         if force or due:
             self.flushed_at = time.monotonic()
@@ -475,7 +648,7 @@ class _Scheduler:
             write_live_jobs(self.store, self.options.sweep, in_flight)
 
     def pending(self) -> bool:
-        return any(self.left.values()) or any(s.ref is not None for s in self.slots)
+        return any(self.left.values()) or any(s.ref is not None for s in self.slots) or bool(self.deferred)
 
     stop: threading.Event | None = None
 
@@ -486,13 +659,14 @@ class _Scheduler:
             if self.stop is not None and self.stop.is_set():
                 raise KeyboardInterrupt
             self._check_started()
+            self.recheck_deferred()
             self.dispatch()
             self.collect(timeout=0.1)
             self.watch()
             self.flush()
             self.progress.tick()
             self.grow()
-            if not any(s.ready for s in self.slots):
+            if not any(s.ready for s in self.slots) and any(self.left.values()):
                 stalled_since = stalled_since or time.monotonic()
                 if time.monotonic() - stalled_since > self.options.stall_s:
                     raise SchedulerError(
@@ -548,14 +722,19 @@ def run_sweep(
             result.interrupted = True
         finally:
             sched.close()
-            sched.flush(force=True)
-            clear_live_jobs(store, options.sweep)
+            try:
+                sched.flush(force=True)
+            finally:
+                sched.claims.close()  # unfinished jobs are free for the next driver at once
+                clear_live_jobs(store, options.sweep)
     result.statuses = dict(sched.statuses)
     result.wall_s = time.monotonic() - t0
     result.job_seconds = sched.total_job_seconds
     result.lost_actors = sched.lost_actors
     result.retried = sum(sched.retries.values())
     result.not_applicable = dict(sched.not_applicable)
+    result.elsewhere = sched.elsewhere
+    result.failures = list(sched.failures)
     progress.end(result)
     return result
 

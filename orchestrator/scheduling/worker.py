@@ -1,6 +1,8 @@
 """Where a job runs: a Ray actor that caches tasks and runs each job in a forked, killable child.
 
-Why a forked child per job (and not ``ray.cancel(force=True)`` on the actor's task):
+The supervised children (deadlines, the resident-memory watchdog, the pipe) are the generic
+:mod:`orchestrator.scheduling.supervise`; this module holds the job functions on top of it. Why a forked child
+per job (and not ``ray.cancel(force=True)`` on the actor's task):
 
 * A hard budget needs a process that can be killed whatever it is doing (a clingo solve, a C
   extension ignoring signals). Killing the Ray worker would also throw away the actor's task cache
@@ -13,7 +15,7 @@ Why a forked child per job (and not ``ray.cancel(force=True)`` on the actor's ta
 * Scoring runs in a second fresh child, so a poisoned learner process never scores its own output
   and a model whose ``predict`` misbehaves cannot take the actor down. The actor never unpickles
   a model itself: it only holds the bytes.
-* A memory cap is ``RLIMIT_AS`` set in the child: allocation fails with ``MemoryError`` (``oom``).
+* A memory cap is on resident memory, watched from the actor (``oom``, with the peak).
 
 The actor returns plain row dicts; only the driver writes to the store, so a worker orphaned by a
 killed driver can never write a duplicate row.
@@ -23,260 +25,43 @@ from __future__ import annotations
 
 import os
 import pickle
-import resource
-import select
 import signal
 import socket
-import struct
 import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from orchestrator.scheduling.supervise import JOB_PROCESS_ENV, Send, Start, run_supervised, signal_name
 from orchestrator.scheduling.sweep import Job
 from orchestrator.storage.schema import FINAL_STATUSES, NOT_APPLICABLE, result_row
 from tasks.task import Task
 
-_HEADER = struct.Struct("!Q")
+__all__ = ["JOB_PROCESS_ENV", "JobLimits", "JobRunner", "ModelReport", "generate_one", "run_jobs"]
 
-JOB_PROCESS_ENV = "ORCH_JOB_PARENT"
-"""Set in every job process to the pid of the actor that forked it."""
+INPUT_FAILURE = "input"
+"""``extra["failure"]`` of a job that failed on bad input (its task's files): ``orch run`` exits 1."""
 
 
 @dataclass(frozen=True)
 class JobLimits:
-    """How a job is confined: extra address space allowed to it, and how long scoring may take."""
+    """How a job is confined: its resident-memory cap (bytes), and how long scoring may take."""
 
     memory_bytes: int | None = None
     eval_timeout_s: float = 600.0
 
 
-# --- the pipe protocol between a child and the actor -------------------------------------------
+@dataclass(frozen=True)
+class ModelReport:
+    """A learner's improving model, sent from the job's child as soon as it is reported."""
 
-
-def _send(fd: int, message: tuple) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-class _Reader:
-    """Reads length-prefixed pickled messages from a pipe without ever blocking past a deadline."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd, self.buf, self.eof = fd, bytearray(), False
-
-    def read(self, deadline: float) -> list[tuple] | None:
-        """Messages that arrived before ``deadline``; None once the deadline passed with nothing new."""
-        wait = deadline - time.monotonic()
-        if wait <= 0:
-            return None
-        # select() takes no infinite timeout: an unlimited deadline waits in one-hour slices.
-        ready, _, _ = select.select([self.fd], [], [], min(wait, 3600.0))
-        if not ready:
-            return None
-        chunk = os.read(self.fd, 1 << 20)
-        if not chunk:
-            self.eof = True
-        self.buf += chunk
-        out = []
-        while len(self.buf) >= _HEADER.size:
-            (n,) = _HEADER.unpack_from(self.buf)
-            if len(self.buf) < _HEADER.size + n:
-                break
-            out.append(pickle.loads(bytes(self.buf[_HEADER.size : _HEADER.size + n])))
-            del self.buf[: _HEADER.size + n]
-        return out
-
-
-def _fork(body: Callable[[int], None], memory_bytes: int | None) -> tuple[int, int]:
-    """Fork a child that runs ``body(write_fd)`` in its own process group; returns (pid, read_fd)."""
-    rfd, wfd = os.pipe()
-    limit = None
-    if memory_bytes is not None:  # the cap is on top of what the actor already maps
-        import psutil
-
-        limit = psutil.Process().memory_info().vms + memory_bytes
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns, never runs the actor's atexit handlers
-        code = 0
-        try:
-            os.close(rfd)
-            os.setpgid(0, 0)
-            _die_with_parent(parent)
-            os.environ[JOB_PROCESS_ENV] = str(parent)
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, signal.SIG_DFL)
-            if limit is not None:
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            body(wfd)
-        except BaseException:
-            code = 70
-        finally:
-            os._exit(code)
-    os.close(wfd)
-    return pid, rfd
-
-
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this child when the actor dies (a killed actor leaves no orphan solve)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the actor died before prctl took effect
-        os._exit(1)
-
-
-def _kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def _oom_like(exc: BaseException) -> bool:
-    return isinstance(exc, MemoryError) or "bad_alloc" in str(exc) or "Cannot allocate memory" in str(exc)
-
-
-# --- learning and scoring in children ----------------------------------------------------------
-
-
-def _reset_peak_rss() -> None:
-    """Restart the kernel's resident-set high-water mark, so each job of a child gets its own peak."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-
-
-def _peak_rss() -> int:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-Work = Callable[[int, Callable[[tuple], None]], tuple[str, Any]]
-"""``work(i, send)`` does item i in the child and returns (kind, payload); ``send`` streams extras."""
-
-
-def _child_loop(work: Work, start: int, n: int) -> Callable[[int], None]:
-    def body(fd: int) -> None:
-        def send(message: tuple) -> None:
-            _send(fd, message)
-
-        for i in range(start, n):
-            _send(fd, ("start", i, time.monotonic()))  # CLOCK_MONOTONIC is system-wide on Linux
-            _reset_peak_rss()
-            try:
-                kind, payload = work(i, send)
-            except BaseException as exc:
-                kind, payload = ("oom" if _oom_like(exc) else "error"), traceback.format_exc()
-            _send(fd, ("end", i, kind, payload, _peak_rss(), time.monotonic()))
-            if kind == "oom":
-                return  # the heap may be in a bad state: the next item gets a fresh child
-
-    return body
-
-
-@dataclass
-class Outcome:
-    """How one item ended: ``kind`` is what the child said (ok, error, oom) or timeout / died."""
-
-    kind: str
-    payload: Any
-    seconds: float
-    peak_rss: int
-    signal: int | None = None
-    began: datetime | None = None
-    ended: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-
-def run_supervised(
-    n: int, work: Work, seconds_for: Callable[[int], float], memory_bytes: int | None,
-    on_message: Callable[[tuple], None] = lambda m: None,
-) -> list[Outcome]:  # fmt: skip
-    """Run items 0..n-1 one after another in forked children, each item under its own deadline.
-
-    One child serves many items (a fork costs milliseconds, which would dominate tiny jobs). When an
-    item overruns its deadline the child's process group is SIGKILLed and a fresh child carries on
-    with the next item; the same happens when a child dies under an item.
-    """
-    outcomes: dict[int, Outcome] = {}
-    start = 0
-    while start < n:
-        pid, fd = _fork(_child_loop(work, start, n), memory_bytes)
-        reader, current, began, began_at = _Reader(fd), None, time.monotonic(), _now()
-        deadline, timed_out = began + _IDLE_GUARD_S, False
-        try:
-            while not reader.eof:
-                messages = reader.read(deadline)
-                if messages is None:
-                    timed_out = True
-                    _kill_group(pid)
-                    break
-                for m in messages:
-                    if m[0] == "start":
-                        # the child's own clock: the deadline does not slip when this process lags
-                        current, began = m[1], m[2]
-                        began_at = _now() - timedelta(seconds=time.monotonic() - began)
-                        deadline = began + seconds_for(current)
-                        on_message(m)  # the caller may want to know that item i started
-                    elif m[0] == "end":
-                        outcomes[m[1]] = Outcome(m[2], m[3], m[5] - began, m[4], None, began_at)
-                        current, deadline = None, time.monotonic() + _IDLE_GUARD_S
-                    else:
-                        on_message(m)
-        finally:
-            os.close(fd)
-        # Grandchildren the work may have left behind go too. Before reaping: until then the
-        # child's pid (and so its group id) cannot be reused by anybody else's process.
-        _kill_group(pid)
-        _, status, usage = os.wait4(pid, 0)
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        if current is not None:
-            kind = "timeout" if timed_out else "died"
-            outcomes[current] = Outcome(
-                kind, None, time.monotonic() - began, usage.ru_maxrss * 1024, sig, began_at
-            )
-            start = current + 1
-        else:
-            done_upto = max((i for i in outcomes if i >= start), default=None)
-            if done_upto is None:  # the child died before its first item: record it, move on
-                outcomes[start] = Outcome("died", None, 0.0, usage.ru_maxrss * 1024, sig, _now())
-                start += 1
-            else:
-                start = done_upto + 1
-    return [outcomes[i] for i in range(n)]
-
-
-_IDLE_GUARD_S = 60.0
-"""A child between two items runs only our own code; if it hangs that long, something is broken."""
-
-
-def _signal_name(sig: int) -> str:
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return str(sig)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+    item: int
+    blob: bytes
+    describe: str
+    rules: str | None
 
 
 def job_rng_seed(seed: int, repeat: int) -> int:
@@ -294,11 +79,11 @@ def run_jobs(
 
     Status: ``ok`` (the learner returned), ``timeout`` (the deadline passed; the last reported
     model is scored), ``oom`` (the memory cap was hit), ``error`` (an exception, with its
-    traceback), ``killed`` (the job's process died of a SIGKILL we did not send: retryable).
+    traceback), ``lost`` (the job's process died of a SIGKILL we did not send: the driver retries).
     """
     latest: dict[int, dict[str, Any]] = {}
 
-    def learn(i: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
+    def learn(i: int, send: Send) -> tuple[str, Any]:
         from learners.base import Budget, make_learner
         from learners.seeding import seed_everything
 
@@ -306,18 +91,18 @@ def run_jobs(
 
         def ship(model: Any) -> None:
             blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
-            send(("model", i, blob, model.describe(), model.rules()))
+            send(ModelReport(i, blob, model.describe(), model.rules()))
 
         seed_everything(job_rng_seed(job.seed, job.repeat))
         model = make_learner(job.learner).fit(tasks[i], Budget(job.budget_s), report=ship)
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), model.describe(), model.rules())
 
-    def keep(message: tuple) -> None:
-        if message[0] == "start" and on_start is not None:
-            on_start(message[1])  # job i now runs on this slot (the ones after it still wait)
-        if message[0] == "model":
-            entry = latest.setdefault(message[1], {"reports": 0})
-            entry.update(bytes=message[2], describe=message[3], rules=message[4])
+    def keep(message: Any) -> None:
+        if isinstance(message, Start) and on_start is not None:
+            on_start(message.item)  # job i now runs on this slot (the ones after it still wait)
+        if isinstance(message, ModelReport):
+            entry = latest.setdefault(message.item, {"reports": 0})
+            entry.update(bytes=message.blob, describe=message.describe, rules=message.rules)
             entry["reports"] += 1
 
     learned = run_supervised(len(jobs), learn, lambda i: jobs[i].budget_s, limits.memory_bytes, keep)
@@ -338,10 +123,10 @@ def run_jobs(
         elif out.kind in ("error", "oom"):
             row["status"], row["error"] = out.kind, out.payload
         elif out.signal == signal.SIGKILL:
-            row["status"] = "killed"
+            row["status"] = "lost"
             row["error"] = f"the job's process was killed (SIGKILL) on {socket.gethostname()}"
         else:
-            why = f"signal {_signal_name(out.signal)}" if out.signal else "no result"
+            why = f"signal {signal_name(out.signal)}" if out.signal else "no result"
             row["status"], row["error"] = "error", f"the job's process died without a result ({why})"
         if row["status"] in FINAL_STATUSES and "bytes" in entry:
             row["program"], row["description"] = entry["rules"], entry["describe"]
@@ -350,7 +135,7 @@ def run_jobs(
 
     to_score = [i for i, r in enumerate(rows) if r["status"] in FINAL_STATUSES and "bytes" in latest[i]]
 
-    def score(k: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
+    def score(k: int, send: Send) -> tuple[str, Any]:
         from learners.metrics import evaluate, pool
 
         i = to_score[k]
@@ -376,6 +161,10 @@ def run_jobs(
 
 
 # --- the Ray actor -------------------------------------------------------------------------------
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 class TaskCache:
@@ -449,12 +238,15 @@ class JobRunner:
                 task = self.cache.get(job).for_predicate(job.predicate).resample_train(job.repeat)
                 if self.cache.loads > loads:  # this job paid for loading the task: say so
                     load_s[job.job_id] = time.monotonic() - t0
-            except Exception:
+            except Exception as e:
                 now = _now()
+                first = (
+                    (str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)).strip().splitlines()
+                )
                 rows.append(
                     result_row(job.job_id, status="error", started=now, finished=now, node=self.node,
-                               error=f"loading task {job.game}/{job.target} from {job.dataset} failed:\n"
-                               + traceback.format_exc(), extra={})
+                               error=f"bad input: {first[0] if first else type(e).__name__}\n" + traceback.format_exc(),
+                               extra={"failure": INPUT_FAILURE})
                 )  # fmt: skip
                 continue
             skip = _not_applicable(job, task)
@@ -499,10 +291,10 @@ def generate_one(game_file: str, types_file: str, out: str, episodes: int, steps
                  timeout_s: float | None = None, memory_bytes: int | None = None) -> dict:  # fmt: skip
     """Generate one game's tasks in a supervised child: a hostile or broken GDL file fails only itself.
 
-    Returns ``{"game", "status" (ok|error|oom|timeout|killed), "error", **GeneratedGame.as_dict()}``.
+    Returns ``{"game", "status" (ok|error|oom|timeout|lost), "error", **GeneratedGame.as_dict()}``.
     """
 
-    def work(i: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
+    def work(i: int, send: Send) -> tuple[str, Any]:
         from tasks.generate import generate_game
 
         return "ok", generate_game(game_file, types_file, out, episodes, steps, seed).as_dict()
@@ -516,6 +308,6 @@ def generate_one(game_file: str, types_file: str, out: str, episodes: int, steps
         return {"game": game, "status": outcome.kind, "error": outcome.payload}
     if outcome.kind == "timeout":
         return {"game": game, "status": "timeout", "error": f"generation ran past {timeout_s}s"}
-    why = _signal_name(outcome.signal) if outcome.signal else "no result"
-    status = "killed" if outcome.signal == signal.SIGKILL else "error"
+    why = signal_name(outcome.signal) if outcome.signal else "no result"
+    status = "lost" if outcome.signal == signal.SIGKILL else "error"
     return {"game": game, "status": status, "error": f"the generation process died ({why})"}

@@ -28,14 +28,19 @@ NOT_APPLICABLE = "not_applicable"
 reason is in ``error``). Settled like a final status (resume skips it), but there is no model, and
 reports leave such tasks out for that learner instead of counting them incomplete."""
 
-STATUSES = frozenset({"ok", "timeout", "oom", "error", "killed", NOT_APPLICABLE})
-"""Every status a job row may carry."""
+STATUSES = frozenset({"ok", "timeout", "oom", "error", "lost", "killed", NOT_APPLICABLE})
+"""Every status a job row may carry. ``lost``: the job's worker died (Ray's memory monitor, a lost
+node, a SIGKILL) on every try; ``killed`` is what stores before ``lost`` existed wrote for it."""
+
+INFRA_STATUSES = frozenset({"oom", "lost", "killed"})
+"""Infrastructure failures, not the learner's own: a plain re-run runs these jobs again (``error``
+needs ``--retry-failed``), and ``orch run`` exits 1 when a job ends in one."""
 
 FINAL_STATUSES = frozenset({"ok", "timeout"})
 """Statuses that settle a job: rerunning it would not change the outcome, so resume skips it.
 
 ``timeout`` is final because the budget is part of the job id: the row holds the best model found
-within that budget. ``oom``, ``error`` and ``killed`` are failures a retry (a new attempt) may fix.
+within that budget. ``oom``, ``error``, ``lost`` and ``killed`` are failures a retry (a new attempt) may fix.
 They are also the statuses whose stored model and scores are real, so analyses and summaries
 (predictive power, composed rules, GraphLog sweeps) read only these.
 """

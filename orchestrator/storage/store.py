@@ -17,7 +17,7 @@ Why this shape:
 Layout::
 
     DIR/results/part-<utc timestamp>-<uuid>.parquet     one file per write() or compact()
-    DIR/manifests/<sweep>-<utc timestamp>-<uuid>.parquet planned jobs of one sweep
+    DIR/manifests/sweep-<utc timestamp>-<uuid>.parquet  planned jobs of one sweep
     DIR/analyses/<name>/<name>-<utc timestamp>-<uuid>.parquet  rows of a store-level analysis
     DIR/graphlog/graphlog-<utc timestamp>-<uuid>.parquet  GraphLog sweeps before schema version 2
     DIR/_tmp/                                           files being written (ignored by readers)
@@ -67,6 +67,7 @@ __all__ = [
     "STATUSES",
     "ResultStore",
     "StoreError",
+    "StoreMissing",
     "scrub",
 ]
 
@@ -77,6 +78,10 @@ LEGACY_ANALYSIS_DIRS = frozenset({"predictive"})
 
 class StoreError(RuntimeError):
     """Anything wrong with the store itself: unreadable or foreign files, a full or read-only disk."""
+
+
+class StoreMissing(StoreError):
+    """A command that reads a store was pointed at a location holding none (exit 2, not "no results")."""
 
 
 # --- credentials -----------------------------------------------------------------------------------
@@ -219,8 +224,18 @@ def _stamp() -> str:
 class ResultStore:
     """Job results of any number of sweeps under one root (a directory or a filesystem URI)."""
 
-    def __init__(self, uri: str | Path = DEFAULT_STORE, *, filesystem: pafs.FileSystem | None = None) -> None:
-        """``uri``: a local directory or a pyarrow filesystem URI; with ``filesystem``, a path in it."""
+    def __init__(
+        self,
+        uri: str | Path = DEFAULT_STORE,
+        *,
+        filesystem: pafs.FileSystem | None = None,
+        must_exist: bool = False,
+    ) -> None:
+        """``uri``: a local directory or a pyarrow filesystem URI; with ``filesystem``, a path in it.
+
+        ``must_exist``: raise :class:`StoreMissing` unless a store is there (commands that only read:
+        a typo in ``--store`` must not look like an empty store).
+        """
         uri = str(uri)
         if filesystem is not None:
             self.fs, root = filesystem, uri
@@ -236,9 +251,18 @@ class ResultStore:
         self.local = isinstance(self.fs, pafs.LocalFileSystem)
         self._checked: set[str] = set()  # committed files never change, so each is checked once
         self._versions: dict[str, int] = {}
+        if must_exist and not self.exists():
+            raise StoreMissing(f"no results store at {self._display(self.root)} (check --store)")
 
     def __repr__(self) -> str:
         return f"ResultStore({self.uri!r})"
+
+    def exists(self) -> bool:
+        """Whether a store is there: something (results, manifests, GraphLog rows, ...) is under its root."""
+        try:
+            return bool(self.fs.get_file_info(pafs.FileSelector(self.root, allow_not_found=True)))
+        except OSError:
+            return False
 
     def _path(self, *parts: str) -> str:
         return "/".join([self.root, *parts])
@@ -291,8 +315,10 @@ class ResultStore:
             )
             for i, job in enumerate(jobs)
         ]
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name)).lstrip("._") or "sweep"
-        return self._put(_table(rows, MANIFEST_SCHEMA, f"manifest of sweep {name!r}"), MANIFESTS, safe)
+        # No user text in file names: a sweep name may carry a secret the scrubber does not know.
+        return self._put(
+            _table(rows, MANIFEST_SCHEMA, f"manifest of sweep {scrub(name)!r}"), MANIFESTS, "sweep"
+        )
 
     def write_analysis(self, name: str, rows: Sequence[dict]) -> str | None:
         """Store rows of a store-level analysis (``name`` in :data:`orchestrator.storage.schema.ANALYSIS_SCHEMAS`)

@@ -220,7 +220,7 @@ def test_cli_check_json_and_exit_codes(iggp_dir: Path) -> None:
     )
     assert res.exit_code == 3 and "data-defect" in res.stdout
     res = runner.invoke(app, ["games", "check", "--dataset", str(iggp_dir), "--games", "buttons_and_light"])
-    assert res.exit_code == 1 and "did you mean buttons_and_lights" in res.stderr
+    assert res.exit_code == 2 and "did you mean buttons_and_lights" in res.stderr
 
 
 def test_cli_list_and_generate(tmp_path: Path) -> None:
@@ -234,14 +234,14 @@ def test_cli_list_and_generate(tmp_path: Path) -> None:
     (row,) = json.loads(res.stdout)["games"]
     assert row["game"] == "lights" and row["gdl"] and sum(row["targets"]["legal"].values()) > 0
     res = runner.invoke(app, ["games", "generate", "ligths", "--out", str(out)])
-    assert res.exit_code == 1 and "did you mean lights" in res.stderr
+    assert res.exit_code == 2 and "did you mean lights" in res.stderr
     res = runner.invoke(app, ["games", "generate", str(tmp_path / "none.txt"), "--out", str(out)])
-    assert res.exit_code == 1 and "not found" in res.stderr
+    assert res.exit_code == 2 and "not found" in res.stderr
     bad = tmp_path / "bad.txt"
     bad.write_text("(role p)\n(<= (legal p go) (true (x))\n")
     (tmp_path / "bad.typ").write_text("legal :: agent -> action -> bool.\n")
     res = runner.invoke(app, ["games", "generate", str(bad), "--out", str(out)])
-    assert res.exit_code == 1 and "bad.txt" in res.stderr
+    assert res.exit_code == 2 and "bad.txt" in res.stderr
 
 
 # What the full published dataset (40 games) gives, game by game, and why (see tasks/check.py).

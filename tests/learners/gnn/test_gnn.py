@@ -263,7 +263,7 @@ def test_cli_train_supervised_json(tmp_path):
 
     assert pq.read_table(out).num_rows == 1
     bad = CliRunner().invoke(app, ["graphlog", "train", str(tmp_path), "--model", "foo-bar"])
-    assert bad.exit_code == 1 and "expected <rep>-<comp>" in bad.output
+    assert bad.exit_code == 2 and "expected <rep>-<comp>" in bad.output
 
 
 @pytest.mark.parametrize("comp", COMPOSITIONS)

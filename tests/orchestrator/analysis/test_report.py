@@ -191,7 +191,7 @@ def test_cli_commands(store: ResultStore, tmp_path: Path) -> None:
     (bad / "results").mkdir(parents=True)
     (bad / "results" / "part-x.parquet").write_text("nope")
     out = runner.invoke(app, ["report", "--store", str(bad)])
-    assert out.exit_code == 1 and "part-x.parquet" in out.output
+    assert out.exit_code == 2 and "part-x.parquet" in out.output
 
 
 def test_rows_on_other_data_are_not_mixed(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def test_learn_errors_are_clear(iggp_dir):
     bad_budget = invoke("learn", "-d", d, "-g", "gt_centipede", "-t", "next", "-b", "soon")
     assert bad_budget.exit_code == 2 and "cannot read duration 'soon'" in bad_budget.output
     no_train = invoke("learn", "-d", d, "-g", "ttcc4", "-t", "legal", "-l", "knn5")
-    assert no_train.exit_code == 1 and "ttcc4_legal_train.dat: file not found" in no_train.output
+    assert no_train.exit_code == 2 and "ttcc4_legal_train.dat: file not found" in no_train.output
 
 
 def test_learn_says_when_the_learner_does_not_apply():

@@ -216,7 +216,7 @@ def suite_fingerprint(suite, world: str) -> str:
 def test_bad_names_fail_before_ray(suite):
     def fails(*args: str) -> str:
         res = CliRunner().invoke(app, ["graphlog", "sweep", str(suite), *args])
-        assert res.exit_code == 1
+        assert res.exit_code == 2
         return res.output
 
     assert "rule_9" in fails("--setups", "supervised", "--models", "param-rgcn", "--worlds", "rule_0,rule_9")

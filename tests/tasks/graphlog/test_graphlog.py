@@ -273,4 +273,4 @@ def test_cli_generate_and_stats(tmp_path):
     assert out["similarity"]["rule_2"]["rule_3"] == 19
     assert out["worlds"][0]["train_graphs"] == 30
     res = runner.invoke(app, ["graphlog", "generate", str(tmp_path / "x"), "--worlds", "99"])
-    assert res.exit_code == 1 and "out of range" in res.output
+    assert res.exit_code == 2 and "out of range" in res.output
