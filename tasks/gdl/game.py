@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 from tasks.gdl.asp import program_to_asp
 from tasks.gdl.ast import Const, Func, Program, Rule, relation
-from tasks.gdl.checks import check, dependency_graph, unrestricted_recursion
+from tasks.gdl.checks import (
+    bind_query_variables,
+    check,
+    check_arity,
+    dependency_graph,
+    unrestricted_recursion,
+)
+from tasks.gdl.errors import GDLError
 from tasks.gdl.kif import parse_file, parse_text
 
 if TYPE_CHECKING:
@@ -20,19 +27,30 @@ if TYPE_CHECKING:
 class Game:
     """A GDL game that passed the static checks (safety, stratification, distinguished relations)."""
 
-    def __init__(self, program: Program, name: str | None = None):
+    def __init__(self, program: Program, name: str | None = None, lenient: bool = False):
         self.program = program
         self.name = name or Path(program.file).stem
-        check(program.rules)
+        self.lenient = lenient
+        self.leniencies: list[str] = []
+        """What ``lenient`` changed to play the game anyway (empty for a game within the spec)."""
+        if lenient:
+            program.rules, self.leniencies = bind_query_variables(program.rules)
+            try:
+                check_arity(program.rules)
+            except GDLError as e:
+                self.leniencies.append(f"{e.msg.split(' [breaks')[0]} (kept apart by arity)")
+        check(program.rules, lenient)
         self._engines: dict[tuple[str, ...], Engine] = {}
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Game:
-        return cls(parse_file(path))
+    def from_file(cls, path: str | Path, lenient: bool = False) -> Game:
+        return cls(parse_file(path), lenient=lenient)
 
     @classmethod
-    def from_text(cls, text: str, name: str = "<text>", base_dir: str | Path | None = None) -> Game:
-        return cls(parse_text(text, name, base_dir), name)
+    def from_text(
+        cls, text: str, name: str = "<text>", base_dir: str | Path | None = None, lenient: bool = False
+    ) -> Game:
+        return cls(parse_text(text, name, base_dir), name, lenient=lenient)
 
     @property
     def rules(self) -> list[Rule]:
@@ -120,11 +138,12 @@ class Game:
             self._engines[key] = Engine(self, ground_seconds, key)
         return self._engines[key]
 
-    def clingo_engine(self) -> ClingoEngine:
+    def clingo_engine(self, ground_seconds: float | None = None) -> ClingoEngine:
         """The reference engine: one clingo grounding, one solve per query (slow, simple)."""
+        from tasks.gdl.ground import GROUND_SECONDS
         from tasks.gdl.reference import ClingoEngine
 
-        return ClingoEngine(self)
+        return ClingoEngine(self, GROUND_SECONDS if ground_seconds is None else ground_seconds)
 
     def __repr__(self) -> str:
         return f"Game({self.name!r}, {len(self.rules)} rules)"

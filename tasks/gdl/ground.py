@@ -23,13 +23,15 @@ it is refused with a clear error.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass, field
 
 import clingo
 
 from tasks.gdl.errors import GDLError
-from tasks.gdl.terms import MANGLE, parse_ground, symbol_text, to_symbol
+from tasks.gdl.lifetime import die_with_parent
+from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, to_symbol
 
 GROUND_SECONDS = 300.0
 """Default time bound for grounding one game (seconds)."""
@@ -81,7 +83,8 @@ class _Collect:
         self.weight += 1
 
 
-def _child(conn, args: tuple) -> None:  # pragma: no cover - runs in the forked child
+def _child(conn, args: tuple, parent_pid: int) -> None:  # pragma: no cover - runs in the forked child
+    die_with_parent(parent_pid)  # a killed parent must not leave a grounding behind
     try:
         conn.send(("ok", _ground(*args)))
     except GDLError as e:
@@ -120,7 +123,7 @@ def ground_game(
     if mp.current_process().daemon:  # daemonic workers (multiprocessing pools) may not fork children
         return _ground(*args)
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, args), daemon=True)
+    proc = ctx.Process(target=_child, args=(child, args, os.getpid()), daemon=True)
     proc.start()
     child.close()
     try:
@@ -185,7 +188,7 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
             if not sa.is_fact:
                 raise GDLError(name, 0, 0, f"init atom {text} is not a fact: init must be static")
             initial.append(symbol_text(args[0]))
-        if sym.name.removeprefix(MANGLE) in static_relations and sa.is_fact:
+        if function_name_from_asp(sym.name) in static_relations and sa.is_fact:
             static_atoms.append(text)
     for sa in ctl.symbolic_atoms.by_signature("role", 1):
         roles.append(symbol_text(sa.symbol.arguments[0]))

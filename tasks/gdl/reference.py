@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import clingo
 import numpy as np
 
-from tasks.gdl.ground import ground_game
+from tasks.gdl.ground import GROUND_SECONDS, ground_game
 from tasks.gdl.terms import parse_ground, symbol_text, to_symbol
 
 if TYPE_CHECKING:
@@ -59,13 +59,14 @@ def evaluate_by_solving(asp: str, fluents: list[str], does: dict[str, str] | Non
 class ClingoEngine:
     """Same queries as the compiled engine (single states only), answered by clingo solves."""
 
-    def __init__(self, game: Game):
+    def __init__(self, game: Game, ground_seconds: float = GROUND_SECONDS):
         g = ground_game(
             game.asp_for_grounding,
             game.program.file,
             game.static_relations,
             game.grounding_bounded,
             game.role_order,
+            ground_seconds,
         )
         self.roles, self.fluents, self.moves = g.roles, g.fluents, g.moves
         t0 = time.perf_counter()
