@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from tasks.gdl.asp import expand_or
-from tasks.gdl.ast import Const, Distinct, Func, Not, Rule, Var, atoms_of, relation, variables
+from tasks.gdl.ast import Const, Distinct, Func, Not, Or, Rule, Var, atoms_of, relation, variables
 from tasks.gdl.errors import GDLError, GDLWarning
 
 Rel = tuple[str, int]
@@ -46,28 +46,65 @@ def _var_pos(x, name: str):
     return next((v.pos for v in variables(x) if v.name == name and v.pos is not None), None)
 
 
+UNIVERSE = " universe"
+"""The domain relation of `bind_query_variables`; the space keeps it apart from any KIF name."""
+
+
+def _constants(x, out: set[str]) -> None:
+    if isinstance(x, Const):
+        out.add(x.name)
+    elif isinstance(x, Func):
+        for a in x.args:
+            _constants(a, out)
+    elif isinstance(x, Not):
+        _constants(x.lit, out)
+    elif isinstance(x, Distinct):
+        _constants(x.left, out)
+        _constants(x.right, out)
+    elif isinstance(x, Or):
+        for lit in x.lits:
+            _constants(lit, out)
+
+
 def bind_query_variables(rules: list[Rule]) -> tuple[list[Rule], list[str]]:
     """The documented leniency for a harmless safety violation (docs/gdl.md, "play anyway").
 
-    A head variable in a role position that no body literal binds, as in
-    ``(<= (legal ?player noop))``, is bound by the query in a GGP player (it asks
-    ``legal(white, ?m)``); here it is bound by the role domain: ``(role ?player)`` is added to
-    the body. Returns the rules and one note per rule changed.
+    A head variable that no positive body literal binds, as in ``(<= (legal ?player noop))``,
+    is bound by the query in a GGP player (it asks ``legal(white, ?m)``). Here it is bound by a
+    domain added to the body: in a role position (first argument of legal, goal, does, input)
+    by ``(role ?player)``; elsewhere by the universe, every constant the rules mention (a query
+    can ask about no other atomic value). Returns the rules and one note per rule changed.
     """
     out, notes = [], []
+    universe: set[str] = set()
     for r in rules:
-        key = relation(r.head)
-        i = ROLE_POSITIONS.get(key)
-        arg = r.head.args[i] if i is not None and isinstance(r.head, Func) else None
-        if isinstance(arg, Var) and any(
-            arg.name not in {v.name for lit in body if isinstance(lit, Const | Func) for v in variables(lit)}
+        body_sets = [
+            {v.name for lit in body if isinstance(lit, Const | Func) for v in variables(lit)}
             for body in expand_or(r.body)
-        ):
-            r = Rule(r.head, (*r.body, Func("role", (arg,), arg.pos)), r.pos)
-            notes.append(
-                f"{r.pos}: head variable ?{arg.name} of {key[0]} bound by its role domain (role ?{arg.name})"
-            )
-        out.append(r)
+        ]
+        free = [v for v in dict.fromkeys(variables(r.head)) if any(v.name not in b for b in body_sets)]
+        if not free:
+            out.append(r)
+            continue
+        key = relation(r.head)
+        role_arg = r.head.args[ROLE_POSITIONS[key]] if key in ROLE_POSITIONS else None
+        extra = []
+        for v in free:
+            dom = "role" if v == role_arg else UNIVERSE
+            extra.append(Func(dom, (v,), v.pos))
+            notes.append(f"{r.pos}: head variable ?{v.name} of {key[0]} bound by its {dom.strip()} domain")
+        out.append(Rule(r.head, (*r.body, *extra), r.pos))
+    if any(f.name == UNIVERSE for r in out for f in r.body if isinstance(f, Func)):
+        for r in rules:
+            for x in r.head.args if isinstance(r.head, Func) else ():
+                _constants(x, universe)
+            for lit in r.body:
+                for atom, _ in atoms_of(lit):
+                    for x in atom.args if isinstance(atom, Func) else ():
+                        _constants(x, universe)
+                if isinstance(lit, Distinct):
+                    _constants(lit, universe)
+        out += [Rule(Func(UNIVERSE, (Const(c),)), ()) for c in sorted(universe)]
     return out, notes
 
 

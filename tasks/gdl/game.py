@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tasks.gdl.asp import program_to_asp
 from tasks.gdl.ast import Const, Func, Program, Rule, relation
 from tasks.gdl.checks import (
+    UNIVERSE,
     bind_query_variables,
     check,
     check_arity,
@@ -60,7 +61,8 @@ class Game:
     def relations(self) -> set[str]:
         """Names of the relations the game defines or uses."""
         g = dependency_graph(self.rules)
-        return {r[0] for r in g} | {b[0] for edges in g.values() for b, _, _ in edges}
+        names = {r[0] for r in g} | {b[0] for edges in g.values() for b, _, _ in edges}
+        return names - {UNIVERSE}  # the lenient domain (tasks.gdl.checks) is not the game's
 
     @cached_property
     def static_relations(self) -> set[str]:
@@ -115,7 +117,7 @@ class Game:
         Slow per call (a grounding and two solves) but needs no `engine()`: the way to query
         games whose full grounding exceeds the bound (e.g. asylum).
         """
-        from tasks.gdl.reference import evaluate_by_solving
+        from tasks.gdl.solve import evaluate_by_solving
         from tasks.gdl.terms import canonical
 
         fluents = [canonical(f) for f in true_fluents]

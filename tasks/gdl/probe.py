@@ -141,7 +141,9 @@ def cross_check(
     """
     import numpy as np
 
-    ref = game.clingo_engine(ground_seconds=ground_seconds)
+    from tasks.gdl.reference import ClingoEngine
+
+    ref = ClingoEngine(game, ground_seconds, ground=engine.ground)
     ref_ix = {f: i for i, f in enumerate(ref.fluents)}
     roles = set(engine.roles)
     agree = checked = 0
