@@ -122,7 +122,7 @@ def probe_game(
         else:
             res.status = "plays-anyway" if anyway else "plays"
             if anyway:
-                res.reason = res.warnings[0]
+                res.reason = "played anyway: " + "; ".join(game.leniencies)
     except GDLError as e:
         res.status, res.reason = "rejected", _first_line(e)
     except Exception as e:  # noqa: BLE001 - a probe reports every failure as a row
