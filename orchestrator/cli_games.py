@@ -119,7 +119,10 @@ def list_games(
 def generate(
     game: str | None = typer.Argument(None, help="A GDL file (GAME.txt), or the name of a bundled game."),
     types: Path | None = typer.Option(
-        None, "--types", "-t", help="The type signature (default: GAME.typ beside GAME.txt)."
+        None,
+        "--types",
+        "-t",
+        help="The type signature (default: GAME.typ beside GAME.txt; inferred from the GDL if there is none).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (published layout)."),
     all_bundled: bool = typer.Option(
@@ -214,8 +217,8 @@ def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, addr
                           seed=seed, address=address, num_cpus=num_cpus)  # fmt: skip
 
 
-def _resolve(game: str, types: Path | None) -> tuple[Path, Path]:
-    """A GDL path (with its .typ) or a bundled game's files; clear errors otherwise."""
+def _resolve(game: str, types: Path | None) -> tuple[Path, Path | None]:
+    """A GDL path (with its .typ, or None: inferred) or a bundled game's files; clear errors otherwise."""
     from tasks import bundled
 
     path = Path(game)
@@ -224,9 +227,9 @@ def _resolve(game: str, types: Path | None) -> tuple[Path, Path]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: GDL game file not found")
     typ = types or path.with_suffix(".typ")
-    if not typ.is_file():
-        raise FileNotFoundError(f"{typ}: type signature not found (pass --types GAME.typ)")
-    return path, typ
+    if types is not None and not typ.is_file():
+        raise FileNotFoundError(f"{typ}: type signature not found")
+    return path, typ if typ.is_file() else None  # None: inferred from the GDL (tasks.gdl.types)
 
 
 @games_app.command("check")

@@ -109,3 +109,17 @@ def test_a_killed_parent_leaves_no_grounding_child():
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_generate_needs_no_typ_file(rulesheets, tmp_path):
+    from tasks.generate import generate_game
+    from tasks.iggp import read_dat
+    from tasks.signature import parse_typ
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        generate_game(rulesheets / "beatMania.kif", None, tmp_path, episodes=4, steps=10, seed=0)
+    sig = parse_typ(tmp_path / "types" / "beatMania.typ")  # the inferred signature is a valid .typ
+    assert sig.constants("agent") == ["dropper", "player"]
+    dat = read_dat(tmp_path / "data" / "train" / "beatMania_legal_train.dat")
+    assert dat.examples and all(p in set(dat.atoms) for _, pos in dat.examples for p in pos)
