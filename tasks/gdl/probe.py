@@ -47,6 +47,7 @@ class ProbeResult:
     roles: int | None = None
     fluents: int | None = None
     ground_s: float | None = None
+    """Ground and compile, wall-clock seconds (the grounding child included)."""
     playouts_per_s: float | None = None
     agreement: float | None = None
     """Share of the cross-checked queries (states and joint moves) on which both engines agree."""
