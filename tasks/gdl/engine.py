@@ -42,6 +42,7 @@ class Engine:
             game.role_order,
             GROUND_SECONDS if ground_seconds is None else ground_seconds,
             extra_fluents,
+            game.grounding_suspect,
         )
         self.ground = g
         if g.roles_inferred:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tasks.gdl.asp import program_to_asp
-from tasks.gdl.ast import Const, Func, Program, Rule, relation
+from tasks.gdl.ast import Const, Func, Program, Rule, relation, variables
 from tasks.gdl.checks import (
     UNIVERSE,
     bind_query_variables,
@@ -97,6 +97,26 @@ class Game:
     def grounding_bounded(self) -> bool:
         """Whether GDL's recursion restriction holds, so that grounding provably terminates."""
         return not unrestricted_recursion(self.rules)
+
+    @cached_property
+    def grounding_suspect(self) -> str:
+        """The relation most likely to blow up a grounding, for the timeout error (a heuristic).
+
+        A rule breaking the recursion restriction can build ever larger terms; otherwise the
+        rule with the most distinct body variables has the most instances to enumerate.
+        """
+        bad = unrestricted_recursion(self.rules)
+        if bad:
+            r = bad[0]
+            return (
+                f"most likely {relation(r.head)[0]}, whose rule at {r.pos} breaks the recursion restriction"
+            )
+        rules = [r for r in self.rules if r.body]
+        if not rules:
+            return ""
+        r = max(rules, key=lambda r: len({v.name for lit in r.body for v in variables(lit)}))
+        n = len({v.name for lit in r.body for v in variables(lit)})
+        return f"most likely {relation(r.head)[0]}, whose rule at {r.pos} joins {n} variables"
 
     def to_asp(self) -> str:
         """The rules as a clingo program (conventions in `tasks.gdl.asp`); no state, no moves."""

@@ -71,13 +71,20 @@ class GroundGame:
     """No ``role`` facts: the roles are the first arguments of the possible ``legal`` atoms."""
 
 
+PROGRESS_EVERY = 50_000
+"""The grounding child reports its count of ground rules this often (named in a timeout error)."""
+
+
 class _Collect:
-    def __init__(self) -> None:
+    def __init__(self, report=None) -> None:
         self.rules: list[tuple[bool, list[int], list[int]]] = []
         self.weight = 0
+        self.report = report
 
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
         self.rules.append((choice, list(head), list(body)))
+        if self.report is not None and len(self.rules) % PROGRESS_EVERY == 0:
+            self.report(len(self.rules))
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
         self.weight += 1
@@ -86,7 +93,7 @@ class _Collect:
 def _child(conn, args: tuple, parent_pid: int) -> None:  # pragma: no cover - runs in the forked child
     die_with_parent(parent_pid)  # a killed parent must not leave a grounding behind
     try:
-        conn.send(("ok", _ground(*args)))
+        conn.send(("ok", _ground(*args, report=lambda n: conn.send(("progress", n)))))
     except GDLError as e:
         conn.send(("gdl", (e.file, e.line, e.col, e.msg)))
     except BaseException as e:  # noqa: BLE001 - MemoryError, clingo errors: report them all
@@ -103,13 +110,16 @@ def ground_game(
     role_order: list[str],
     seconds: float = GROUND_SECONDS,
     extra_fluents: tuple[str, ...] = (),
+    suspect: str = "",
 ) -> GroundGame:
     """Ground ``asp`` (the game's rules) once, within ``seconds``; see the module docstring.
 
     Grounding runs in a forked child process that ships the ground program back, so a grounding
     that does not terminate (or blows up) is stopped at the bound with a `GDLError` naming the
     game; ``bounded`` (the recursion restriction holds) only changes the wording. Without
-    ``fork`` (not Linux/macOS), or inside a daemonic worker, it runs in-process, unbounded. ``extra_fluents`` (canonical
+    ``fork`` (not Linux/macOS), or inside a daemonic worker, it runs in-process, unbounded.
+    The timeout error gives the count of ground rules made so far and ``suspect`` (the caller's
+    guess at the relation that blows up, `tasks.gdl.game.Game.grounding_suspect`). ``extra_fluents`` (canonical
     text) are made possible too, e.g. fluents of given states that the game cannot reach.
     """
     if extra_fluents:
@@ -126,14 +136,24 @@ def ground_game(
     proc = ctx.Process(target=_child, args=(child, args, os.getpid()), daemon=True)
     proc.start()
     child.close()
+    deadline = time.monotonic() + seconds
+    so_far = 0
     try:
-        if not parent.poll(seconds):
-            why = "" if bounded else " (its recursion is not provably bounded)"
-            raise GDLError(name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}")
-        try:
-            kind, payload = parent.recv()
-        except EOFError:
-            raise GDLError(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+        while True:
+            if not parent.poll(max(0.0, deadline - time.monotonic())):
+                why = "" if bounded else " (its recursion is not provably bounded)"
+                size = f"; {so_far:,} ground rules so far" if so_far else ""
+                hint = f"; {suspect}" if suspect else ""
+                raise GDLError(
+                    name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}{size}{hint}"
+                )
+            try:
+                kind, payload = parent.recv()
+            except EOFError:
+                raise GDLError(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+            if kind != "progress":
+                break
+            so_far = payload
     finally:
         if proc.is_alive():
             proc.kill()
@@ -146,10 +166,12 @@ def ground_game(
     raise GDLError(name, 0, 0, f"grounding failed: {payload}")
 
 
-def _ground(asp: str, name: str, static_relations: set[str], role_order: list[str]) -> GroundGame:
+def _ground(
+    asp: str, name: str, static_relations: set[str], role_order: list[str], report=None
+) -> GroundGame:
     t0 = time.perf_counter()
     ctl = clingo.Control(["--warn=none"])
-    obs = _Collect()
+    obs = _Collect(report)
     ctl.register_observer(obs)
     try:
         ctl.add("base", [], asp + SCAFFOLD)
