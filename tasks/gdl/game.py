@@ -19,6 +19,7 @@ from tasks.gdl.checks import (
 )
 from tasks.gdl.errors import GDLError
 from tasks.gdl.kif import parse_file, parse_text
+from tasks.gdl.unfold import unfold
 
 if TYPE_CHECKING:
     from tasks.gdl.engine import Engine
@@ -71,6 +72,11 @@ class Game:
         ``init``, ``base`` and the four targets (``legal``, ``goal``, ``terminal``, ``next``)
         are left out even when static, as in the published data's ``statics:`` sections.
         """
+        return self.relations - self.dynamic_relations - {"init", "base", "legal", "goal", "terminal", "next"}
+
+    @cached_property
+    def dynamic_relations(self) -> set[str]:
+        """Relations that depend on ``true`` or ``does`` (these two included)."""
         g = dependency_graph(self.rules)
         dynamic = {"true", "does"}
         changed = True
@@ -80,7 +86,7 @@ class Game:
                 if h[0] not in dynamic and any(b[0] in dynamic for b, _, _ in edges):
                     dynamic.add(h[0])
                     changed = True
-        return self.relations - dynamic - {"init", "base", "legal", "goal", "terminal", "next"}
+        return dynamic
 
     @cached_property
     def role_order(self) -> list[str]:
@@ -128,7 +134,14 @@ class Game:
 
     @cached_property
     def asp_for_grounding(self) -> str:
-        """`to_asp` plus projections that shrink the grounding (see `tasks.gdl.asp.rule_to_asp`)."""
+        """`to_asp` plus what shrinks the grounding: query-bound helper relations unfolded
+        (`tasks.gdl.unfold`) and body projections (`tasks.gdl.asp.rule_to_asp`)."""
+        return program_to_asp(unfold(self.rules, self.dynamic_relations), project=True)
+
+    @cached_property
+    def asp_projected(self) -> str:
+        """`to_asp` with body projections only: what the clingo reference engine grounds, so
+        that the differential test also covers `tasks.gdl.unfold`."""
         return program_to_asp(self.rules, project=True)
 
     def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:

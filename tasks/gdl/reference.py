@@ -48,7 +48,7 @@ class ClingoEngine:
                 for a, b in zip(_asp_terms([r] * len(ms)), _asp_terms(ms), strict=True)
             ]
         shows = "\n#show legal/2.\n#show goal/2.\n#show terminal/0.\n#show next/1.\n"
-        self.ctl.add("base", [], game.asp_for_grounding + "\n".join(externals) + shows)
+        self.ctl.add("base", [], game.asp_projected + "\n".join(externals) + shows)
         self.ctl.ground([("base", [])])
         self.ground_seconds = time.perf_counter() - t0
         for sym in self.ctl.symbolic_atoms:
