@@ -167,3 +167,41 @@ def test_reader_fuzz_raises_only_gdl_errors_and_is_fast(data):
         except GDLError:
             pass
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_query_bound_helpers_are_unfolded_and_play_the_same():
+    from tasks.gdl.unfold import candidates, unfold
+
+    text = (
+        "(role a) (init (c 1 x)) (init (c 2 o)) (init (c 3 x))\n"
+        "(<= (legal a (flip ?i)) (true (c ?i ?m)))\n"
+        "(<= (next (c ?i o)) (does a (flip ?i)) (true (c ?i x)))\n"
+        "(<= (next (c ?i x)) (does a (flip ?i)) (true (c ?i o)))\n"
+        "(<= (next (c ?i ?m)) (true (c ?i ?m)) (does a (flip ?j)) (distinct ?i ?j))\n"
+        "(<= (same ?i ?j ?m) (true (c ?i ?m)) (true (c ?j ?m)))\n"
+        "(<= (goal a 100) (same 1 3 ?m)) (<= (goal a 0) (true (c 1 ?m)) (not (same 1 3 ?m)))\n"
+        "(<= terminal (same 1 2 ?m))\n"
+    )
+    game = Game.from_text(text, "u.kif")
+    assert candidates(game.rules, game.dynamic_relations) == set()  # 'same' is also negated
+    text = text.replace("(not (same 1 3 ?m))", "(true (c 3 ?n)) (distinct ?m ?n)")
+    game = Game.from_text(text, "u.kif")
+    assert candidates(game.rules, game.dynamic_relations) == {("same", 3)}
+    assert not any(r.head.name == "same" for r in unfold(game.rules, game.dynamic_relations))
+    e = game.engine()
+    ref = game.clingo_engine()  # grounds the rules without unfolding
+    for tr in e.playouts(8, max_steps=6, seed=1):
+        for s in tr.states:
+            names = e.state_fluents(s)
+            assert sorted(e.evaluate(names)["goal"]) == sorted(
+                a for a in ref.derived(ref_state(ref, names)) if a.startswith("goal(")
+            )
+            assert e.terminal(s) == ref.terminal(ref_state(ref, names))
+
+
+def ref_state(ref, names):
+    import numpy as np
+
+    s = np.zeros(len(ref.fluents), dtype=bool)
+    s[[ref.fluents.index(f) for f in names]] = True
+    return s
