@@ -27,7 +27,7 @@ import scipy.sparse as sp
 TARGETS = ("goal", "legal", "next", "terminal")
 SPLITS = ("train", "validate", "test")
 
-_ATOM = re.compile(r"^\s*([A-Za-z0-9_][\w\-+.]*)\s*(?:\((.*)\))?\s*$")
+_ATOM = re.compile(r"^\s*([^\s(),]+)\s*(?:\((.*)\))?\s*$")  # any KIF symbol (docs/gdl.md)
 
 
 def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:

@@ -123,3 +123,6 @@ def test_generate_needs_no_typ_file(rulesheets, tmp_path):
     assert sig.constants("agent") == ["dropper", "player"]
     dat = read_dat(tmp_path / "data" / "train" / "beatMania_legal_train.dat")
     assert dat.examples and all(p in set(dat.atoms) for _, pos in dat.examples for p in pos)
+    from tasks.task import parse_atom
+
+    assert ("++", ("0", "1")) in {parse_atom(a) for a in dat.statics}  # a KIF symbol as it is written
