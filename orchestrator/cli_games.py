@@ -313,6 +313,12 @@ def probe(
     check_states: int = typer.Option(
         200, "--check-states", min=1, help="Visited states cross-checked against clingo per game."
     ),
+    ground_seconds: float = typer.Option(
+        60.0,
+        "--ground-seconds",
+        min=1.0,
+        help="Grounding bound; a game over it is rejected naming its size and likely culprit relation.",
+    ),
     strict: bool = typer.Option(
         False, "--strict", help="Reject harmless spec violations instead of playing anyway (docs/gdl.md)."
     ),
@@ -339,7 +345,7 @@ def probe(
             progress.update(bar, description=f"probing {f.stem}")
             results.append(
                 probe_isolated(f, time_limit, playouts=playouts, max_steps=steps, seed=seed,
-                               ground_seconds=time_limit, check_states=check_states, lenient=not strict)
+                               ground_seconds=min(ground_seconds, time_limit), check_states=check_states, lenient=not strict)
             )  # fmt: skip
             progress.advance(bar)
     code = 0 if all(r.status in PLAYS for r in results) else 1
