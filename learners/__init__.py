@@ -5,22 +5,10 @@ learners) are imported only when a learner of that family is built, so ``orch le
 works without the ``gnn`` extra.
 """
 
-import importlib
+# The built-in families are listed in learners.base.BUILTIN_MODULES; a family outside this repository
+# needs no edit here: it declares an ``orch.learners`` entry point (docs/adding-a-learner.md).
+from learners.base import Budget, Learner, Model, load_builtin_learners, make_learner, register, registered
 
-from learners.base import Budget, Learner, Model, make_learner, register, registered
-
-# The built-in families: each module registers its learners with @register. A family outside this
-# repository needs no edit here: it declares an ``orch.learners`` entry point (docs/adding-a-learner.md).
-_LEARNER_MODULES = (
-    "learners.baselines",
-    "learners.knn",
-    "learners.ilp",
-    "learners.gnn",
-    "learners.testing",
-    "learners.template",
-)
-
-for _m in _LEARNER_MODULES:
-    importlib.import_module(_m)
+load_builtin_learners()
 
 __all__ = ["Budget", "Learner", "Model", "make_learner", "register", "registered"]

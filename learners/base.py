@@ -27,6 +27,7 @@ imported. The whole contract, with a template, is in docs/adding-a-learner.md.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import time
@@ -223,10 +224,28 @@ ENTRY_POINT_GROUP = "orch.learners"
 _plugins: dict[str, str] | None = None  # entry point name -> module, once loaded
 
 
-def _load_plugins() -> None:
-    """Import the learner modules so that they register themselves (cheap: no torch at import)."""
-    import learners  # noqa: F401  (learners/__init__.py imports every built-in learner module)
+BUILTIN_MODULES = (
+    "learners.baselines",
+    "learners.knn",
+    "learners.ilp",
+    "learners.gnn",
+    "learners.testing",
+    "learners.template",
+)
+"""The learner families that ship with orch; each module registers itself when imported. A family
+outside orch registers through the ``orch.learners`` entry-point group instead."""
 
+
+def load_builtin_learners() -> None:
+    """Import the built-in learner modules (cheap: no torch at import). Named here, not imported,
+    so that the registry and the families it lists do not import each other."""
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+def _load_plugins() -> None:
+    """Register every learner: the built-in families, then the third-party entry points (once)."""
+    load_builtin_learners()
     if _plugins is None:
         load_entry_points()
 

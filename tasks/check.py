@@ -54,7 +54,7 @@ import clingo
 
 from tasks.data_defects import CorrectionError, correction_for
 from tasks.gdl import Engine, Game, GDLError, GDLWarning, flatten, unflatten
-from tasks.gdl.reference import evaluate_by_solving
+from tasks.gdl.solve import evaluate_by_solving
 from tasks.gdl.terms import parse_ground, symbol_text
 from tasks.generate import dataset_statics
 from tasks.iggp import Dataset, DatError, DatFile, read_dat
@@ -350,13 +350,14 @@ def check_game(
         evaluate, static_atoms = partial(evaluate_by_solving, asp), _static_atoms_by_solving(gdl, asp)
     statics = set(dataset_statics(static_atoms, gdl))
     derive = _deriver(evaluate, gdl_input)
+    normal = _proposition_normal(relations)
 
     for sr in result.splits:
         if (sr.target, sr.split) not in dats:
             continue
         file, dat = dats[sr.target, sr.split]
         _compare_section(result, file.name, "statics", dat.statics, statics)
-        for i, ok, missing, extra in _compare_examples(dat, sr.target, derive):
+        for i, ok, missing, extra in _compare_examples(dat, sr.target, derive, normal):
             sr.examples += 1
             sr.agree += ok
             if not ok and sr.first is None:
@@ -415,11 +416,20 @@ def _deriver(
 
 
 def _compare_examples(
-    dat: DatFile, target: str, derive: Callable[[list[str], str], set[str]]
+    dat: DatFile,
+    target: str,
+    derive: Callable[[list[str], str], set[str]],
+    normal: Callable[[str], str] | None = None,
 ) -> Iterator[tuple[int, bool, str | None, str | None]]:
-    """Per example: (index, agrees, first missing positive, first extra derived atom)."""
+    """Per example: (index, agrees, first missing positive, first extra derived atom).
+
+    ``normal`` (see `_proposition_normal`) respells a published positive the way `flatten`
+    writes the same GDL atom, so that ``next_gameOver()`` (GDL ``(next (gameOver))``) and
+    ``next(gameOver)`` (GDL ``(next gameOver)``), the same atom in GDL, compare equal.
+    """
     for i, (background, positives) in enumerate(dat.examples):
-        got, want = derive(background, target), set(positives)
+        got = derive(background, target)
+        want = set(positives) if normal is None else {normal(p) for p in positives}
         if got == want:
             yield i, True, None, None
         else:
@@ -557,6 +567,23 @@ def _inner(atom: str, relation: str) -> str:
     if not (atom.startswith(relation + "(") and atom.endswith(")")):
         raise ValueError(f"not a {relation}(...) atom: {atom!r}")
     return atom[len(relation) + 1 : -1]
+
+
+def _proposition_normal(relations: frozenset[str]) -> Callable[[str], str]:
+    """A published atom as `flatten` spells its GDL atom (memoised): a proposition written as a
+    zero-arity compound, ``(gameOver)``, is the constant ``gameOver`` in GDL, but the dataset
+    flattens it into the predicate (``next_gameOver()``); other atoms come back unchanged."""
+    memo: dict[str, str] = {}
+
+    def normal(atom: str) -> str:
+        if atom not in memo:
+            try:
+                memo[atom] = flatten(unflatten(atom, relations))
+            except ValueError:
+                memo[atom] = atom
+        return memo[atom]
+
+    return normal
 
 
 def _own_relations(relations: set[str]) -> frozenset[str]:

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from tasks.gdl import Engine, Game, flatten
+from tasks.gdl.types import infer_signature, signature_text
 from tasks.iggp import DatFile, write_dat
 from tasks.signature import Signature, parse_typ
 from tasks.task import SPLITS, TARGETS, format_atom
@@ -208,7 +209,7 @@ def extract(
 
 def generate_game(
     game_file: str | Path,
-    types_file: str | Path,
+    types_file: str | Path | None,
     out: str | Path,
     episodes: int = 1000,
     steps: int = 100,
@@ -220,16 +221,21 @@ def generate_game(
     Writes ``out/data/{train,validate,test}/GAME_TARGET_SPLIT.dat`` (GAME is the stem of
     ``game_file``) and copies the GDL and ``.typ`` to ``out/games/GAME.txt`` and
     ``out/types/GAME.typ``. Safe to call per game from separate processes (one game's files only).
-    ``progress(k)`` is called as episodes complete.
+    ``progress(k)`` is called as episodes complete. With ``types_file=None`` the signature is
+    inferred from the grounded game (`tasks.gdl.types`) and written as ``out/types/GAME.typ``.
     """
     start = time.perf_counter()
-    game_file, types_file, out = Path(game_file), Path(types_file), Path(out)
+    game_file, out = Path(game_file), Path(out)
+    types_file = None if types_file is None else Path(types_file)
     for p, what in ((game_file, "GDL game file"), (types_file, "type signature")):
-        if not p.is_file():
+        if p is not None and not p.is_file():
             raise FileNotFoundError(f"{p}: {what} not found")
     name = game_file.stem
     engine = Game.from_file(game_file).engine()
-    signature = parse_typ(types_file)
+    if types_file is None:
+        signature = infer_signature(engine.game.rules, engine.ground.atoms, str(game_file))
+    else:
+        signature = parse_typ(types_file)
     playouts = play(engine, episodes, steps, seed, progress)
     files = extract(engine, signature, playouts, seed)
     counts: dict[str, dict[str, int]] = {}
@@ -241,7 +247,10 @@ def generate_game(
             counts.setdefault(target, {})[split] = len(dat.examples)
     for src, sub, suffix in ((game_file, "games", ".txt"), (types_file, "types", ".typ")):
         (out / sub).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, out / sub / f"{name}{suffix}")
+        if src is None:
+            (out / sub / f"{name}{suffix}").write_text(signature_text(signature))
+        else:
+            shutil.copyfile(src, out / sub / f"{name}{suffix}")
     return GeneratedGame(
         name,
         out,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 TARGETS = ("goal", "legal", "next", "terminal")
 SPLITS = ("train", "validate", "test")
 
-_ATOM = re.compile(r"^\s*([A-Za-z0-9_][\w\-+.]*)\s*(?:\((.*)\))?\s*$")
+_ATOM = re.compile(r"^\s*([^\s(),]+)\s*(?:\((.*)\))?\s*$")  # any KIF symbol (docs/gdl.md)
 
 
 def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:

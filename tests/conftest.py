@@ -32,3 +32,12 @@ def iggp_dir() -> Path:
     if d is None:
         pytest.skip("../shared/iggp is not beside the project")
     return d
+
+
+@pytest.fixture(scope="session")
+def rulesheets() -> Path:
+    """The GGP community rulesheets (../shared/ggp/rulesheets), read in place."""
+    d = SHARED / "ggp" / "rulesheets"
+    if not d.is_dir():
+        pytest.skip("../shared/ggp/rulesheets is not beside the project")
+    return d

@@ -56,7 +56,7 @@ def report_command(
             typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
     except StoreError as e:
         typer.echo(f"error: {scrub(str(e))}", err=True)
-        raise typer.Exit(1) from e
+        raise typer.Exit(2) from e
 
 
 def select(

@@ -131,7 +131,10 @@ def list_games(
 def generate(
     game: str | None = typer.Argument(None, help="A GDL file (GAME.txt), or the name of a bundled game."),
     types: Path | None = typer.Option(
-        None, "--types", "-t", help="The type signature (default: GAME.typ beside GAME.txt)."
+        None,
+        "--types",
+        "-t",
+        help="The type signature (default: GAME.typ beside GAME.txt; inferred from the GDL if there is none).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (published layout)."),
     all_bundled: bool = typer.Option(
@@ -156,7 +159,9 @@ def generate(
         if all_bundled == (game is not None):
             raise _fail("give either a GAME (a .txt file or bundled game name) or --all")
         if game is None:
-            jobs = [(bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()]
+            jobs: list[tuple[Path, Path | None]] = [
+                (bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()
+            ]
         else:
             jobs = [_resolve(game, types)]
         if all_bundled and not local:
@@ -226,8 +231,8 @@ def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, addr
                           seed=seed, address=address, num_cpus=num_cpus)  # fmt: skip
 
 
-def _resolve(game: str, types: Path | None) -> tuple[Path, Path]:
-    """A GDL path (with its .typ) or a bundled game's files; clear errors otherwise."""
+def _resolve(game: str, types: Path | None) -> tuple[Path, Path | None]:
+    """A GDL path (with its .typ, or None: inferred) or a bundled game's files; clear errors otherwise."""
     from tasks import bundled
 
     path = Path(game)
@@ -236,9 +241,9 @@ def _resolve(game: str, types: Path | None) -> tuple[Path, Path]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: GDL game file not found")
     typ = types or path.with_suffix(".typ")
-    if not typ.is_file():
-        raise FileNotFoundError(f"{typ}: type signature not found (pass --types GAME.typ)")
-    return path, typ
+    if types is not None and not typ.is_file():
+        raise FileNotFoundError(f"{typ}: type signature not found")
+    return path, typ if typ.is_file() else None  # None: inferred from the GDL (tasks.gdl.types)
 
 
 @games_app.command("check")
@@ -306,4 +311,82 @@ def check(
         )
     console.print(table)
     console.print(", ".join(f"{n} {s}" for s, n in tally.items() if n))
+    raise typer.Exit(code)
+
+
+@games_app.command("probe")
+def probe(
+    paths: list[Path] = typer.Argument(..., help="GDL game files (.kif/.txt/.gdl) or folders of them."),
+    playouts: int = typer.Option(10, "--playouts", "-n", min=1, help="Seeded random playouts per game."),
+    steps: int = typer.Option(60, "--steps", min=1, help="Maximum joint moves per playout."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the playouts."),
+    time_limit: float = typer.Option(
+        120.0, "--time-limit", min=1.0, help="Seconds per game (parse to cross-check); then it is a timeout."
+    ),
+    check_states: int = typer.Option(
+        200, "--check-states", min=1, help="Visited states cross-checked against clingo per game."
+    ),
+    ground_seconds: float = typer.Option(
+        60.0,
+        "--ground-seconds",
+        min=1.0,
+        help="Grounding bound; a game over it is rejected naming its size and likely culprit relation.",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Reject harmless spec violations instead of playing anyway (docs/gdl.md)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object: per-game rows and a summary."),
+) -> None:
+    """Parse, check, ground and play each game, cross-checking the compiled engine against clingo.
+
+    Each game runs in its own child process under --time-limit. Status: plays, plays-anyway (a
+    documented leniency was needed), rejected (a GDL spec violation or grounding bound, with
+    file:line:col), timeout, disagrees, error. Exit status 1 if any game does not play, else 0.
+    """
+    from tasks.gdl.probe import PLAYS, game_files, probe_isolated, summary
+
+    try:
+        files = game_files(paths)
+    except FileNotFoundError as e:
+        raise _fail(str(e)) from None
+    if not files:
+        raise _fail(f"no .kif/.txt/.gdl game files in {', '.join(map(str, paths))}")
+    results = []
+    with _bar(as_json) as progress:
+        bar = progress.add_task("probing", total=len(files))
+        for f in files:
+            progress.update(bar, description=f"probing {f.stem}")
+            results.append(
+                probe_isolated(f, time_limit, playouts=playouts, max_steps=steps, seed=seed,
+                               ground_seconds=min(ground_seconds, time_limit), check_states=check_states, lenient=not strict)
+            )  # fmt: skip
+            progress.advance(bar)
+    code = 0 if all(r.status in PLAYS for r in results) else 1
+    if as_json:
+        typer.echo(
+            json.dumps({"summary": summary(results), "games": [r.as_dict() for r in results]}, indent=2)
+        )
+        raise typer.Exit(code)
+    table = Table(title="GDL probe")
+    cols = ("game", "status", "roles", "fluents", "ground s", "playouts/s", "agreement", "reason")
+    for col in cols:
+        table.add_column(
+            col, justify="left" if col in ("game", "status", "reason") else "right", overflow="fold"
+        )
+
+    def num(x: float | int | None, fmt: str) -> str:
+        return "" if x is None else format(x, fmt)
+
+    for r in results:
+        style = {"plays": "green", "plays-anyway": "cyan", "rejected": "yellow"}.get(r.status, "red")
+        table.add_row(
+            r.game, f"[{style}]{r.status}[/{style}]", num(r.roles, "d"), num(r.fluents, "d"),
+            num(r.ground_s, ".2f"), num(r.playouts_per_s, ".1f"),
+            "" if r.agreement is None else f"{r.agreement:.0%} of {r.checked}",
+            r.reason.replace(str(Path(r.path).parent) + "/", ""),
+        )  # fmt: skip
+    console.print(table)
+    s = summary(results)
+    console.print(f"{s['plays']} of {s['games']} play ({s['play_share']:.0%}); "
+                  + ", ".join(f"{n} {k}" for k, n in s["statuses"].items() if n))  # fmt: skip
     raise typer.Exit(code)

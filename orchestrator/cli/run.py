@@ -275,7 +275,7 @@ def compact_command(
         before, after = ResultStore(store, must_exist=True).compact()
     except StoreError as e:
         typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from e
+        raise typer.Exit(2) from e
     typer.echo(f"{scrub(store)}: {before} result file(s) -> {after}")
 
 

@@ -16,7 +16,12 @@ STABLE (others build on these names and signatures; changes will be announced):
     Trace: states (k+1, |fluents|) bool, moves (k, |roles|) move ids, terminal, stuck
     flatten(gdl_text) / unflatten(flat_text, relations=) / canonical(text)
     GDLError(file, line, col, msg), GDLWarning
-INTERNAL (may change): tasks.gdl.compiled (circuit layout), tasks.gdl.ground internals.
+    Game.from_file(path, lenient=True)  play a harmless spec violation anyway (docs/gdl.md)
+    tasks.gdl.probe: probe_game / probe_isolated / summary   (`orch games probe`)
+    tasks.gdl.types: infer_signature(rules, ground_atoms) / signature_text   (no .typ needed)
+INTERNAL (may change): tasks.gdl.compiled (circuit layout), tasks.gdl.ground internals,
+tasks.gdl.unfold (grounding-size rewrite), tasks.gdl.solve / tasks.gdl.trace (below engine and
+reference, so neither imports the other), tasks.gdl.lifetime (grounding child dies with parent).
 
 Ground terms are written as canonical text without spaces: ``cell(1,2,x)``, ``mark(1,2)``,
 ``legal(white,mark(1,2))``. States are boolean vectors over ``Engine.fluents``.
@@ -24,8 +29,9 @@ Conventions worth knowing:
 * legal/goal/terminal are evaluated in a state with no moves; next with the given joint move.
 * The fluents/moves are an over-approximation of the reachable ones, computed by clingo
   (`tasks.gdl.ground`); `Engine.evaluate` of fluents outside it falls back to clingo (exact).
-* Stray non-GDL lines and redundant ``(distinct a b)`` facts in the published game files are
-  skipped with a GDLWarning (`tasks.gdl.kif`); ``import NAME`` includes NAME.txt.
+* Stray non-GDL text and redundant ``(distinct a b)`` facts are skipped with a GDLWarning
+  naming file:line (`tasks.gdl.kif`); ``;`` and ``%``-line comments, CRLF and a BOM are read;
+  ``import NAME`` includes NAME.txt. Any KIF symbol is accepted (`tasks.gdl.terms`).
 * `tasks.gdl.reference.ClingoEngine` answers the same queries by one clingo solve per query:
   the reference the compiled engine is tested and benchmarked against.
 """

@@ -7,8 +7,9 @@ the same vocabulary as the game (``true(cell(1,2,x))``, ``legal(white,mark(1,2))
 * variables ``?x`` become ``V_x`` (characters clingo does not allow are written ``_xHH``);
 * constants stay when they are clingo identifiers or integers, and are quoted strings otherwise
   (``Knight`` -> ``"Knight"``); `tasks.gdl.terms.symbol_text` prints them back unquoted;
-* capitalised function/relation names get a prefix (``Wknight`` -> ``gdl__Wknight``), removed
-  again by `tasks.gdl.terms.symbol_text`; other names clingo cannot spell are an error;
+* function/relation names that are not lower-case clingo identifiers get a prefix and an escape
+  (``Wknight`` -> ``gdl__Wknight``, ``north-speed`` -> ``gdl__north'2d'speed``), undone again by
+  `tasks.gdl.terms.symbol_text` (`tasks.gdl.terms.function_name_to_asp`); so any KIF symbol works;
 * ``(distinct a b)`` becomes ``a != b``; ``(not (distinct a b))`` becomes ``a = b``;
 * ``(not L)`` stays ``not L``; ``(not (or A B))`` becomes ``not A, not B``;
 * ``(not A)`` where A has variables bound nowhere else (read as "no instance of A holds") becomes
@@ -43,17 +44,12 @@ def term_to_asp(t: Term) -> str:
     if isinstance(t, Const):
         return constant_to_asp(t.name)
     name = function_name_to_asp(t.name)
-    if name is None:
-        raise GDLError.at(t.pos, f"function/relation name {t.name!r} is not expressible in clingo")
     return f"{name}({','.join(term_to_asp(a) for a in t.args)})"
 
 
 def atom_to_asp(a: Const | Func) -> str:
     if isinstance(a, Const):
-        name = function_name_to_asp(a.name)
-        if name is None:
-            raise GDLError.at(a.pos, f"relation name {a.name!r} is not expressible in clingo")
-        return name
+        return function_name_to_asp(a.name)
     return term_to_asp(a)
 
 

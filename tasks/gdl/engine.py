@@ -12,7 +12,6 @@ move is known and falls back to a one-off clingo solve otherwise (counted in ``f
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,31 +19,14 @@ import numpy as np
 from tasks.gdl.compiled import Circuit, pack, unpack, words_for
 from tasks.gdl.errors import GDLWarning
 from tasks.gdl.ground import GROUND_SECONDS, ground_game
-from tasks.gdl.reference import evaluate_by_solving
+from tasks.gdl.solve import evaluate_by_solving
 from tasks.gdl.terms import canonical
+from tasks.gdl.trace import State, Trace
+
+__all__ = ["Engine", "State", "Trace"]
 
 if TYPE_CHECKING:
     from tasks.gdl.game import Game
-
-State = np.ndarray
-"""A boolean vector over ``Engine.fluents``."""
-
-
-@dataclass(slots=True)
-class Trace:
-    """One playout: states s_0..s_k (k+1, fluents) and the joint moves between them (k, roles).
-
-    ``terminal`` says s_k is terminal; otherwise the playout stopped at the step limit, or
-    (``stuck``) some role had no legal move in the non-terminal state s_k.
-    """
-
-    states: np.ndarray
-    moves: np.ndarray
-    terminal: bool
-    stuck: bool = False
-
-    def __len__(self) -> int:
-        return len(self.moves)
 
 
 class Engine:
@@ -60,6 +42,7 @@ class Engine:
             game.role_order,
             GROUND_SECONDS if ground_seconds is None else ground_seconds,
             extra_fluents,
+            game.grounding_suspect,
         )
         self.ground = g
         if g.roles_inferred:

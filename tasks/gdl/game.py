@@ -8,9 +8,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tasks.gdl.asp import program_to_asp
-from tasks.gdl.ast import Const, Func, Program, Rule, relation
-from tasks.gdl.checks import check, dependency_graph, unrestricted_recursion
+from tasks.gdl.ast import Const, Func, Program, Rule, relation, variables
+from tasks.gdl.checks import (
+    UNIVERSE,
+    bind_query_variables,
+    check,
+    check_arity,
+    dependency_graph,
+    unrestricted_recursion,
+)
+from tasks.gdl.errors import GDLError
 from tasks.gdl.kif import parse_file, parse_text
+from tasks.gdl.unfold import unfold
 
 if TYPE_CHECKING:
     from tasks.gdl.engine import Engine
@@ -20,19 +29,30 @@ if TYPE_CHECKING:
 class Game:
     """A GDL game that passed the static checks (safety, stratification, distinguished relations)."""
 
-    def __init__(self, program: Program, name: str | None = None):
+    def __init__(self, program: Program, name: str | None = None, lenient: bool = False):
         self.program = program
         self.name = name or Path(program.file).stem
-        check(program.rules)
+        self.lenient = lenient
+        self.leniencies: list[str] = []
+        """What ``lenient`` changed to play the game anyway (empty for a game within the spec)."""
+        if lenient:
+            program.rules, self.leniencies = bind_query_variables(program.rules)
+            try:
+                check_arity(program.rules)
+            except GDLError as e:
+                self.leniencies.append(f"{e.msg.split(' [breaks')[0]} (kept apart by arity)")
+        check(program.rules, lenient)
         self._engines: dict[tuple[str, ...], Engine] = {}
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Game:
-        return cls(parse_file(path))
+    def from_file(cls, path: str | Path, lenient: bool = False) -> Game:
+        return cls(parse_file(path), lenient=lenient)
 
     @classmethod
-    def from_text(cls, text: str, name: str = "<text>", base_dir: str | Path | None = None) -> Game:
-        return cls(parse_text(text, name, base_dir), name)
+    def from_text(
+        cls, text: str, name: str = "<text>", base_dir: str | Path | None = None, lenient: bool = False
+    ) -> Game:
+        return cls(parse_text(text, name, base_dir), name, lenient=lenient)
 
     @property
     def rules(self) -> list[Rule]:
@@ -42,7 +62,8 @@ class Game:
     def relations(self) -> set[str]:
         """Names of the relations the game defines or uses."""
         g = dependency_graph(self.rules)
-        return {r[0] for r in g} | {b[0] for edges in g.values() for b, _, _ in edges}
+        names = {r[0] for r in g} | {b[0] for edges in g.values() for b, _, _ in edges}
+        return names - {UNIVERSE}  # the lenient domain (tasks.gdl.checks) is not the game's
 
     @cached_property
     def static_relations(self) -> set[str]:
@@ -51,6 +72,11 @@ class Game:
         ``init``, ``base`` and the four targets (``legal``, ``goal``, ``terminal``, ``next``)
         are left out even when static, as in the published data's ``statics:`` sections.
         """
+        return self.relations - self.dynamic_relations - {"init", "base", "legal", "goal", "terminal", "next"}
+
+    @cached_property
+    def dynamic_relations(self) -> set[str]:
+        """Relations that depend on ``true`` or ``does`` (these two included)."""
         g = dependency_graph(self.rules)
         dynamic = {"true", "does"}
         changed = True
@@ -60,7 +86,7 @@ class Game:
                 if h[0] not in dynamic and any(b[0] in dynamic for b, _, _ in edges):
                     dynamic.add(h[0])
                     changed = True
-        return self.relations - dynamic - {"init", "base", "legal", "goal", "terminal", "next"}
+        return dynamic
 
     @cached_property
     def role_order(self) -> list[str]:
@@ -78,6 +104,26 @@ class Game:
         """Whether GDL's recursion restriction holds, so that grounding provably terminates."""
         return not unrestricted_recursion(self.rules)
 
+    @cached_property
+    def grounding_suspect(self) -> str:
+        """The relation most likely to blow up a grounding, for the timeout error (a heuristic).
+
+        A rule breaking the recursion restriction can build ever larger terms; otherwise the
+        rule with the most distinct body variables has the most instances to enumerate.
+        """
+        bad = unrestricted_recursion(self.rules)
+        if bad:
+            r = bad[0]
+            return (
+                f"most likely {relation(r.head)[0]}, whose rule at {r.pos} breaks the recursion restriction"
+            )
+        rules = [r for r in self.rules if r.body]
+        if not rules:
+            return ""
+        r = max(rules, key=lambda r: len({v.name for lit in r.body for v in variables(lit)}))
+        n = len({v.name for lit in r.body for v in variables(lit)})
+        return f"most likely {relation(r.head)[0]}, whose rule at {r.pos} joins {n} variables"
+
     def to_asp(self) -> str:
         """The rules as a clingo program (conventions in `tasks.gdl.asp`); no state, no moves."""
         return self._asp
@@ -88,7 +134,14 @@ class Game:
 
     @cached_property
     def asp_for_grounding(self) -> str:
-        """`to_asp` plus projections that shrink the grounding (see `tasks.gdl.asp.rule_to_asp`)."""
+        """`to_asp` plus what shrinks the grounding: query-bound helper relations unfolded
+        (`tasks.gdl.unfold`) and body projections (`tasks.gdl.asp.rule_to_asp`)."""
+        return program_to_asp(unfold(self.rules, self.dynamic_relations), project=True)
+
+    @cached_property
+    def asp_projected(self) -> str:
+        """`to_asp` with body projections only: what the clingo reference engine grounds, so
+        that the differential test also covers `tasks.gdl.unfold`."""
         return program_to_asp(self.rules, project=True)
 
     def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
@@ -97,7 +150,7 @@ class Game:
         Slow per call (a grounding and two solves) but needs no `engine()`: the way to query
         games whose full grounding exceeds the bound (e.g. asylum).
         """
-        from tasks.gdl.reference import evaluate_by_solving
+        from tasks.gdl.solve import evaluate_by_solving
         from tasks.gdl.terms import canonical
 
         fluents = [canonical(f) for f in true_fluents]
@@ -120,11 +173,12 @@ class Game:
             self._engines[key] = Engine(self, ground_seconds, key)
         return self._engines[key]
 
-    def clingo_engine(self) -> ClingoEngine:
+    def clingo_engine(self, ground_seconds: float | None = None) -> ClingoEngine:
         """The reference engine: one clingo grounding, one solve per query (slow, simple)."""
+        from tasks.gdl.ground import GROUND_SECONDS
         from tasks.gdl.reference import ClingoEngine
 
-        return ClingoEngine(self)
+        return ClingoEngine(self, GROUND_SECONDS if ground_seconds is None else ground_seconds)
 
     def __repr__(self) -> str:
         return f"Game({self.name!r}, {len(self.rules)} rules)"

@@ -23,6 +23,7 @@ it is refused with a clear error.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass, field
 from typing import cast
@@ -30,7 +31,8 @@ from typing import cast
 import clingo
 
 from tasks.gdl.errors import GDLError
-from tasks.gdl.terms import MANGLE, parse_ground, symbol_text, to_symbol
+from tasks.gdl.lifetime import die_with_parent
+from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, to_symbol
 
 GROUND_SECONDS = 300.0
 """Default time bound for grounding one game (seconds)."""
@@ -70,21 +72,31 @@ class GroundGame:
     """No ``role`` facts: the roles are the first arguments of the possible ``legal`` atoms."""
 
 
+PROGRESS_EVERY = 50_000
+"""The grounding child reports its count of ground rules this often (named in a timeout error)."""
+
+
 class _Collect:
-    def __init__(self) -> None:
+    def __init__(self, report=None) -> None:
         self.rules: list[tuple[bool, list[int], list[int]]] = []
         self.weight = 0
+        self.report = report
 
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
         self.rules.append((choice, list(head), list(body)))
+        if self.report is not None and len(self.rules) % PROGRESS_EVERY == 0:
+            self.report(len(self.rules))
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
         self.weight += 1
 
 
-def _child(conn, args: tuple) -> None:  # pragma: no cover - runs in the forked child
+def _child(
+    conn, args: tuple[str, str, set[str], list[str]], parent_pid: int
+) -> None:  # pragma: no cover - runs in the forked child
+    die_with_parent(parent_pid)  # a killed parent must not leave a grounding behind
     try:
-        conn.send(("ok", _ground(*args)))
+        conn.send(("ok", _ground(*args, report=lambda n: conn.send(("progress", n)))))
     except GDLError as e:
         conn.send(("gdl", (e.file, e.line, e.col, e.msg)))
     except BaseException as e:  # noqa: BLE001 - MemoryError, clingo errors: report them all
@@ -101,13 +113,16 @@ def ground_game(
     role_order: list[str],
     seconds: float = GROUND_SECONDS,
     extra_fluents: tuple[str, ...] = (),
+    suspect: str = "",
 ) -> GroundGame:
     """Ground ``asp`` (the game's rules) once, within ``seconds``; see the module docstring.
 
     Grounding runs in a forked child process that ships the ground program back, so a grounding
     that does not terminate (or blows up) is stopped at the bound with a `GDLError` naming the
     game; ``bounded`` (the recursion restriction holds) only changes the wording. Without
-    ``fork`` (not Linux/macOS), or inside a daemonic worker, it runs in-process, unbounded. ``extra_fluents`` (canonical
+    ``fork`` (not Linux/macOS), or inside a daemonic worker, it runs in-process, unbounded.
+    The timeout error gives the count of ground rules made so far and ``suspect`` (the caller's
+    guess at the relation that blows up, `tasks.gdl.game.Game.grounding_suspect`). ``extra_fluents`` (canonical
     text) are made possible too, e.g. fluents of given states that the game cannot reach.
     """
     if extra_fluents:
@@ -121,17 +136,27 @@ def ground_game(
     if mp.current_process().daemon:  # daemonic workers (multiprocessing pools) may not fork children
         return _ground(*args)
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, args), daemon=True)
+    proc = ctx.Process(target=_child, args=(child, args, os.getpid()), daemon=True)
     proc.start()
     child.close()
+    deadline = time.monotonic() + seconds
+    so_far = 0
     try:
-        if not parent.poll(seconds):
-            why = "" if bounded else " (its recursion is not provably bounded)"
-            raise GDLError(name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}")
-        try:
-            kind, payload = parent.recv()
-        except EOFError:
-            raise GDLError(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+        while True:
+            if not parent.poll(max(0.0, deadline - time.monotonic())):
+                why = "" if bounded else " (its recursion is not provably bounded)"
+                size = f"; {so_far:,} ground rules so far" if so_far else ""
+                hint = f"; {suspect}" if suspect else ""
+                raise GDLError(
+                    name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}{size}{hint}"
+                )
+            try:
+                kind, payload = parent.recv()
+            except EOFError:
+                raise GDLError(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+            if kind != "progress":
+                break
+            so_far = payload
     finally:
         if proc.is_alive():
             proc.kill()
@@ -144,10 +169,12 @@ def ground_game(
     raise GDLError(name, 0, 0, f"grounding failed: {payload}")
 
 
-def _ground(asp: str, name: str, static_relations: set[str], role_order: list[str]) -> GroundGame:
+def _ground(
+    asp: str, name: str, static_relations: set[str], role_order: list[str], report=None
+) -> GroundGame:
     t0 = time.perf_counter()
     ctl = clingo.Control(["--warn=none"])
-    obs = _Collect()
+    obs = _Collect(report)
     # _Collect implements only the callbacks it needs (clingo calls only those): an Observer by duck typing.
     ctl.register_observer(cast(clingo.Observer, obs))
     try:
@@ -187,7 +214,7 @@ def _ground(asp: str, name: str, static_relations: set[str], role_order: list[st
             if not sa.is_fact:
                 raise GDLError(name, 0, 0, f"init atom {text} is not a fact: init must be static")
             initial.append(symbol_text(args[0]))
-        if sym.name.removeprefix(MANGLE) in static_relations and sa.is_fact:
+        if function_name_from_asp(sym.name) in static_relations and sa.is_fact:
             static_atoms.append(text)
     for sa in ctl.symbolic_atoms.by_signature("role", 1):
         roles.append(symbol_text(sa.symbol.arguments[0]))

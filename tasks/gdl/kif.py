@@ -7,12 +7,16 @@ Policy for lines that are not KIF (the published IGGP game files contain some):
 * Prolog/ASP-looking lines at top level (``p(A,B):-q(A).``, ``next_capture()``, a clause's
   continuation lines ``succ(X1,X2),``) are notes the authors left in some files. They are skipped
   with a `GDLWarning` naming file and lines, and recorded in ``Program.skipped``.
-* Any other top-level text, unbalanced parentheses, or a malformed rule raises `GDLError` with
-  file, line and column. Nothing is silently dropped.
+* Comments: ``;`` to the end of the line (anywhere, also inside an expression and on a last line
+  without newline), and whole lines starting with ``%`` (Prolog/ASP comments). A UTF-8 byte
+  order mark, CRLF or CR line ends, tabs and other Unicode whitespace are read as whitespace.
+* Any other top-level text (words outside every expression) is skipped with a `GDLWarning`
+  naming file:line:col, and recorded in ``Program.skipped``: nothing is dropped silently.
+* Unbalanced parentheses or a malformed rule raise `GDLError` with file, line and column.
 
 Keywords (``<=``, ``role``, ``init``, ``true``, ``does``, ``legal``, ``next``, ``goal``,
 ``terminal``, ``distinct``, ``not``, ``or``, ``and``, ``base``, ``input``) are case-insensitive and
-normalised to lower case; other symbols keep their spelling. Comments run from ``;`` to end of line.
+normalised to lower case; other symbols keep their spelling.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ def _normal(sym: str) -> str:
 
 
 def _tokenize(text: str, file: str, program: Program, base_dir: Path | None, seen: set[Path]) -> list[_Tok]:
-    """Tokens of the KIF parts; handles stray lines and imports (see module docstring)."""
+    """Tokens of the KIF parts; handles comments, stray text and imports (see module docstring)."""
     toks: list[_Tok] = []
     depth = 0
     stray: list[int] = []
@@ -61,9 +65,17 @@ def _tokenize(text: str, file: str, program: Program, base_dir: Path | None, see
             program.skipped.append((Pos(file, stray[0], 1), msg))
             stray.clear()
 
+    def skip_text(pos: Pos, what: str) -> None:
+        msg = f"{pos}: skipped stray text outside any KIF expression: {what!r}"
+        warnings.warn(msg, GDLWarning, stacklevel=4)
+        program.skipped.append((pos, msg))
+
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte order mark read as text
     for lineno, raw in enumerate(text.splitlines(), 1):
         code = raw.split(";", 1)[0]
         stripped = code.strip()
+        if stripped.startswith("%"):  # a Prolog/ASP-style comment line
+            continue
         if depth == 0 and stripped and not stripped.startswith("("):
             col = len(code) - len(code.lstrip()) + 1
             m = _IMPORT.match(code)
@@ -74,9 +86,9 @@ def _tokenize(text: str, file: str, program: Program, base_dir: Path | None, see
             if _PROLOG.search(stripped):
                 stray.append(lineno)
                 continue
-            raise GDLError(file, lineno, col, f"stray text outside any KIF expression: {stripped!r}")
         if stripped:
             flush_stray()
+        pending: list[tuple[Pos, str]] = []  # stray words at top level on this line
         for m in re.finditer(r"[()]|[^\s();]+", code):
             pos = Pos(file, lineno, m.start() + 1)
             t = m.group()
@@ -87,8 +99,11 @@ def _tokenize(text: str, file: str, program: Program, base_dir: Path | None, see
                 if depth < 0:
                     raise GDLError(file, lineno, m.start() + 1, "unbalanced ')': no matching '('")
             elif depth == 0:
-                raise GDLError(file, lineno, m.start() + 1, f"stray text after an expression: {t!r}")
+                pending.append((pos, t))
+                continue
             toks.append(_Tok(t, pos))
+        if pending:
+            skip_text(pending[0][0], " ".join(t for _, t in pending))
     flush_stray()
     return toks
 

@@ -14,58 +14,37 @@ from typing import TYPE_CHECKING
 import clingo
 import numpy as np
 
-from tasks.gdl.ground import ground_game
+from tasks.gdl.ground import GROUND_SECONDS, GroundGame, ground_game
+from tasks.gdl.solve import _DERIVED, _asp_terms, evaluate_by_solving, solve_once
 from tasks.gdl.terms import parse_ground, symbol_text, to_symbol
+from tasks.gdl.trace import State, Trace
+
+__all__ = ["ClingoEngine", "evaluate_by_solving", "solve_once"]
 
 if TYPE_CHECKING:
-    from tasks.gdl.engine import State, Trace
     from tasks.gdl.game import Game
 
-_DERIVED = ("legal", "goal", "terminal", "next")
 
-
-def solve_once(asp: str, facts: list[str]) -> set[str]:
-    """The derived legal/goal/terminal/next atoms of ``asp`` plus the ground ``facts`` (GDL text)."""
-    ctl = clingo.Control(["--warn=none"])
-    ctl.add("base", [], asp + "".join(f"{t}.\n" for t in _asp_terms(facts)))
-    ctl.ground([("base", [])])
-    derived: set[str] = set()
-
-    def on_model(m: clingo.Model) -> None:
-        derived.update(symbol_text(s) for s in m.symbols(atoms=True) if s.name in _DERIVED)
-
-    ctl.solve(on_model=on_model)
-    return derived
-
-
-def evaluate_by_solving(asp: str, fluents: list[str], does: dict[str, str] | None) -> dict[str, list[str]]:
-    """`tasks.gdl.engine.Engine.evaluate` by two clingo solves over just this state.
-
-    legal/goal/terminal come from the state alone and next from the state plus the moves, as
-    in the engines. Grounding only this state's facts is cheap even for games whose full
-    grounding is too big to compile.
-    """
-    state = [f"true({f})" for f in fluents]
-    out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
-    for a in solve_once(asp, state):
-        name = a.split("(", 1)[0]
-        if name in ("legal", "goal", "terminal"):
-            out[name].append(a)
-    moves = [f"does({r},{m})" for r, m in (does or {}).items()]
-    out["next"] = [a for a in solve_once(asp, state + moves) if a.startswith("next(")]
-    return {k: sorted(x) for k, x in out.items()}
+def _literal(atoms: clingo.SymbolicAtoms, symbol: clingo.Symbol) -> int:
+    """The solver literal of a ground atom that the program declares (an external: always there)."""
+    atom = atoms[symbol]
+    if atom is None:
+        raise ValueError(f"{symbol} is not an atom of the ground program")
+    return atom.literal
 
 
 class ClingoEngine:
     """Same queries as the compiled engine (single states only), answered by clingo solves."""
 
-    def __init__(self, game: Game):
-        g = ground_game(
+    def __init__(self, game: Game, ground_seconds: float = GROUND_SECONDS, ground: GroundGame | None = None):
+        """``ground`` reuses a grounding already made (e.g. the compiled engine's ``ground``)."""
+        g = ground or ground_game(
             game.asp_for_grounding,
             game.program.file,
             game.static_relations,
             game.grounding_bounded,
             game.role_order,
+            ground_seconds,
         )
         self.roles, self.fluents, self.moves = g.roles, g.fluents, g.moves
         t0 = time.perf_counter()
@@ -77,7 +56,7 @@ class ClingoEngine:
                 for a, b in zip(_asp_terms([r] * len(ms)), _asp_terms(ms), strict=True)
             ]
         shows = "\n#show legal/2.\n#show goal/2.\n#show terminal/0.\n#show next/1.\n"
-        self.ctl.add("base", [], game.asp_for_grounding + "\n".join(externals) + shows)
+        self.ctl.add("base", [], game.asp_projected + "\n".join(externals) + shows)
         self.ctl.ground([("base", [])])
         self.ground_seconds = time.perf_counter() - t0
         for sym in self.ctl.symbolic_atoms:
@@ -144,8 +123,6 @@ class ClingoEngine:
 
     def playouts(self, n: int, max_steps: int = 100, seed: int = 0) -> list[Trace]:
         """Random playouts one state at a time, two solves per step (the benchmark reference)."""
-        from tasks.gdl.engine import Trace
-
         rng = np.random.default_rng(seed)
         out = []
         for _ in range(n):
@@ -169,16 +146,3 @@ class ClingoEngine:
             moves = np.array(joints, dtype=np.int64).reshape(len(joints), len(self.roles))
             out.append(Trace(np.stack(states), moves, terminal, stuck))
         return out
-
-
-def _asp_terms(texts: list[str]) -> list[str]:
-    """GDL ground-term texts as clingo source (strings quoted where needed)."""
-    return [str(to_symbol(parse_ground(t))) for t in texts]
-
-
-def _literal(atoms: clingo.SymbolicAtoms, symbol: clingo.Symbol) -> int:
-    """The solver literal of a ground atom that the program declares (an external: always there)."""
-    atom = atoms[symbol]
-    if atom is None:
-        raise ValueError(f"{symbol} is not an atom of the ground program")
-    return atom.literal

@@ -27,9 +27,14 @@ IDENT = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 INTEGER = re.compile(r"(0|-?[1-9][0-9]*)\Z")
 
 MANGLE = "gdl__"
-"""Prefix that makes a capitalised GDL function/relation name (``Wknight``) a clingo identifier."""
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_UNMANGLE = re.compile(r"(?<![A-Za-z0-9_])gdl__")
+"""Prefix of a function/relation name that is not a plain clingo identifier (see `function_name_to_asp`)."""
+ESCAPE = "'"
+"""clingo identifiers may contain primes, KIF words may not: ``'2d'`` stands for ``-`` (hex code point)."""
+_PLAIN = re.compile(r"[A-Za-z0-9_]")
+_ESCAPED = re.compile(r"'([0-9a-f]+)'")
+_UNMANGLE = re.compile(r"(?<![A-Za-z0-9_'])gdl__([A-Za-z0-9_']*)")
+INT_MAX = 2**31 - 1
+"""clingo integers are 32-bit; a longer digit string travels as a string constant."""
 
 # Relations whose last argument the dataset flattens, with how many arguments come before it.
 _FLATTENED_PREFIX = {"true": 0, "next": 0, "init": 0, "base": 0, "legal": 1, "does": 1, "input": 1}
@@ -80,33 +85,49 @@ def canonical(text: str) -> str:
     return show(parse_ground(text))
 
 
+def is_integer(name: str) -> bool:
+    """Whether a GDL constant travels as a clingo integer (canonical spelling, 32-bit)."""
+    return bool(INTEGER.match(name)) and abs(int(name)) <= INT_MAX
+
+
 def constant_to_asp(name: str) -> str:
     """A GDL constant as a clingo term: identifier, integer, or a quoted string otherwise."""
-    if IDENT.match(name) or INTEGER.match(name):
+    if IDENT.match(name) or is_integer(name):
         return name
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def function_name_to_asp(name: str) -> str | None:
-    """A function/relation name as a clingo identifier (`MANGLE`-prefixed if capitalised), or None."""
-    if IDENT.match(name):
+def function_name_to_asp(name: str) -> str:
+    """A function/relation name as a clingo identifier, injectively (`function_name_from_asp` inverts it).
+
+    A lower-case identifier stays as it is (unless it starts with ``gdl_``, the prefix of orch's
+    own auxiliary names); any other name gets the `MANGLE` prefix, and its characters outside
+    ``[A-Za-z0-9_]`` are written as their hex code point between primes: ``north-speed`` ->
+    ``gdl__north'2d'speed``, ``++`` -> ``gdl__'2b''2b'``, ``Wknight`` -> ``gdl__Wknight``.
+    """
+    if IDENT.match(name) and not name.startswith("gdl_"):
         return name
-    if _NAME.match(name):
-        return MANGLE + name
-    return None
+    return MANGLE + "".join(c if _PLAIN.match(c) else f"{ESCAPE}{ord(c):x}{ESCAPE}" for c in name)
+
+
+def function_name_from_asp(name: str) -> str:
+    """The GDL spelling of a clingo name made by `function_name_to_asp`."""
+    if not name.startswith(MANGLE):
+        return name
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), name[len(MANGLE) :])
 
 
 def symbol_text(sym: clingo.Symbol) -> str:
     """Canonical GDL text of a clingo symbol (strings come back unquoted, names unmangled)."""
     text = str(sym)  # one call into clingo; exact unless a string constant is inside
     if '"' not in text:
-        return _UNMANGLE.sub("", text) if MANGLE in text else text
+        return _UNMANGLE.sub(lambda m: function_name_from_asp(m.group()), text) if MANGLE in text else text
     if sym.type == clingo.SymbolType.Number:
         return str(sym.number)
     if sym.type == clingo.SymbolType.String:
         return sym.string
     if sym.type == clingo.SymbolType.Function:
-        name = sym.name[len(MANGLE) :] if sym.name.startswith(MANGLE) else sym.name
+        name = function_name_from_asp(sym.name)
         if not sym.arguments:
             return name
         return f"{name}({','.join(symbol_text(a) for a in sym.arguments)})"
@@ -117,11 +138,8 @@ def to_symbol(t: GTerm) -> clingo.Symbol:
     """A ground term as a clingo symbol, consistent with `constant_to_asp`."""
     name, args = t
     if args:
-        fn = function_name_to_asp(name)
-        if fn is None:
-            raise ValueError(f"function name {name!r} is not expressible in clingo")
-        return clingo.Function(fn, [to_symbol(a) for a in args])
-    if INTEGER.match(name):
+        return clingo.Function(function_name_to_asp(name), [to_symbol(a) for a in args])
+    if is_integer(name):
         return clingo.Number(int(name))
     if IDENT.match(name):
         return clingo.Function(name)

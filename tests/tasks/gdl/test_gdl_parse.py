@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from tasks.gdl import Game, GDLError, GDLWarning, parse_file, parse_text
+from tasks.gdl import Game, GDLError, GDLWarning, Pos, parse_file, parse_text
 from tasks.gdl.ast import Const, Distinct, Func, Not, Or, Var
 
 SMALL = """; a comment line
@@ -44,11 +44,11 @@ def test_stray_prolog_lines_are_skipped_with_a_warning():
     assert prog.skipped[0][0].line == 3
 
 
-def test_other_stray_text_is_an_error_naming_the_line():
-    with pytest.raises(GDLError) as e:
-        parse_text("(role a)\nhello world\n", "y.kif")
-    assert (e.value.file, e.value.line) == ("y.kif", 2)
-    assert "stray text" in str(e.value)
+def test_other_stray_text_is_skipped_with_a_warning_naming_the_line():
+    with pytest.warns(GDLWarning, match=r"y.kif:2:1: skipped stray text .*'hello world'"):
+        prog = parse_text("(role a)\nhello world (role b)\n", "y.kif")
+    assert [str(r) for r in prog.rules] == ["(role a)", "(role b)"]  # the expression is kept
+    assert prog.skipped[0][0] == Pos("y.kif", 2, 1)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,186 @@
+"""Infer an IGGP type signature (``.typ``) from a GDL game alone, so any rulesheet can become tasks.
+
+Method (docs/gdl.md, "Type signatures without a .typ"):
+
+1. A *slot* is an argument position of a relation or function symbol: ``(cell, 3, 0)`` is the
+   first argument of ``cell/3``. Every slot starts as its own type.
+2. Slots are merged (union-find) where the rules say they hold the same things: a variable that
+   occurs in two slots of one rule merges them; a function symbol used in two slots merges them
+   (a function has one result type). The distinguished slots are joined into the dataset's
+   names: the argument of ``true``/``next``/``init``/``base`` is ``prop``, the role positions of
+   ``role``/``legal``/``does``/``goal``/``input`` are ``agent``, the move of ``legal``/``does``/
+   ``input`` is ``action``, and the value of ``goal`` is ``int``.
+3. The constants of a type are read off the grounded program (`tasks.gdl.ground`): every ground
+   atom the engine can produce, walked slot by slot. The grounding over-approximates what play
+   can reach, so every atom generation meets is well typed by construction. The ``agent`` type
+   is the declared roles only (a variable that ranges over roles and board contents, as in
+   ``(true (cell ?x ?y ?player))``, would otherwise make ``blank`` a player).
+
+Declarations keep the first-seen order of relations and symbols; other types are named after
+their first slot (``cell_1`` for the first argument of ``cell``). Subtyping is never inferred:
+a constant with two types is declared in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tasks.gdl.ast import Const, Func, Rule, Term, Var, atoms_of
+from tasks.gdl.terms import GTerm, parse_ground
+from tasks.signature import Declaration, Signature
+
+Slot = tuple[str, int, int]
+NAMED: dict[Slot, str] = {
+    ("true", 1, 0): "prop", ("next", 1, 0): "prop", ("init", 1, 0): "prop", ("base", 1, 0): "prop",
+    ("role", 1, 0): "agent", ("legal", 2, 0): "agent", ("does", 2, 0): "agent", ("goal", 2, 0): "agent",
+    ("input", 2, 0): "agent",
+    ("legal", 2, 1): "action", ("does", 2, 1): "action", ("input", 2, 1): "action",
+    ("goal", 2, 1): "int",
+}  # fmt: skip
+_PRIORITY = ("agent", "prop", "action", "int")
+KEYWORD_RELATIONS = ("role", "init", "true", "next", "legal", "does", "goal", "terminal", "base", "input")
+
+
+class _Union:
+    def __init__(self) -> None:
+        self.parent: dict[Slot, Slot] = {}
+
+    def find(self, x: Slot) -> Slot:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: Slot, b: Slot) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def _walk_rule(r: Rule, uf: _Union, fn_slots: dict[tuple[str, int], list[Slot]], order: dict) -> None:
+    var_slots: dict[str, list[Slot]] = {}
+
+    def term(t: Term, slot: Slot) -> None:
+        uf.find(slot)
+        if isinstance(t, Var):
+            var_slots.setdefault(t.name, []).append(slot)
+        elif isinstance(t, Func):
+            key = (t.name, len(t.args))
+            order.setdefault(("fn", key), len(order))
+            fn_slots.setdefault(key, []).append(slot)
+            for i, a in enumerate(t.args):
+                term(a, (t.name, len(t.args), i))
+
+    def atom(a: Const | Func) -> None:
+        order.setdefault(("rel", (a.name, len(a.args) if isinstance(a, Func) else 0)), len(order))
+        if isinstance(a, Func):
+            for i, x in enumerate(a.args):
+                term(x, ("@" + a.name, len(a.args), i))
+
+    if not isinstance(r.head, Var):
+        atom(r.head)
+    for lit in r.body:
+        for a, _ in atoms_of(lit):
+            if not isinstance(a, Var):  # the checks refuse a variable as a literal before this runs
+                atom(a)
+    for slots in var_slots.values():
+        for s in slots[1:]:
+            uf.union(slots[0], s)
+
+
+def infer_signature(
+    rules: Iterable[Rule], ground_atoms: Iterable[str], source: str = "<inferred>"
+) -> Signature:
+    """The type signature of a game from its rules and the ground atoms of its grounding."""
+    rules = [r for r in rules if " " not in r.head.name]  # not the lenient universe (tasks.gdl.checks)
+    uf = _Union()
+    fn_slots: dict[tuple[str, int], list[Slot]] = {}
+    order: dict = {}
+    for r in rules:
+        _walk_rule(r, uf, fn_slots, order)
+    for slot in NAMED:
+        uf.find(("@" + slot[0], slot[1], slot[2]))
+    by_name: dict[str, list[Slot]] = {}
+    for slot, name in NAMED.items():
+        by_name.setdefault(name, []).append(("@" + slot[0], slot[1], slot[2]))
+    for slots in by_name.values():
+        for s in slots[1:]:
+            uf.union(slots[0], s)
+    for slots in fn_slots.values():
+        for s in slots[1:]:
+            uf.union(slots[0], s)
+
+    constants: dict[Slot, dict[str, None]] = {}
+
+    def walk(t: GTerm, slot: Slot) -> None:
+        name, args = t
+        if not args:
+            constants.setdefault(uf.find(slot), {}).setdefault(name, None)
+            return
+        for i, a in enumerate(args):
+            walk(a, (name, len(args), i))
+
+    relations = {k[1] for k in order if k[0] == "rel"}
+    for text in ground_atoms:
+        name, args = parse_ground(text)
+        if (name, len(args)) not in relations:
+            continue
+        for i, a in enumerate(args):
+            walk(a, ("@" + name, len(args), i))
+
+    type_name: dict[Slot, str] = {}
+    for slot, name in sorted(NAMED.items(), key=lambda x: _PRIORITY.index(x[1])):
+        type_name.setdefault(uf.find(("@" + slot[0], slot[1], slot[2])), name)
+
+    def name_of(slot: Slot) -> str:
+        root = uf.find(slot)
+        if root not in type_name:
+            base = root[0].lstrip("@")
+            type_name[root] = f"{base}_{root[2] + 1}"
+        return type_name[root]
+
+    sig = Signature(source=source)
+    line = 0
+    for kind, (name, arity) in sorted(order, key=order.__getitem__):
+        line += 1
+        if kind == "rel":
+            arg_types = tuple(name_of(("@" + name, arity, i)) for i in range(arity))
+            sig.declarations.append(Declaration(name, arg_types, "bool", line))
+        else:
+            result = name_of(fn_slots[(name, arity)][0])
+            arg_types = tuple(name_of((name, arity, i)) for i in range(arity))
+            sig.declarations.append(Declaration(name, arg_types, result, line))
+    agent = uf.find(("@role", 1, 0))
+    roles = [n for n in dict.fromkeys(_roles(rules))]
+    if roles:  # the agents are the roles, even where a variable also ranges over other things
+        constants[agent] = dict.fromkeys(roles)
+    for root, consts in constants.items():
+        t = name_of(root)
+        for c in consts:
+            line += 1
+            sig.declarations.append(Declaration(c, (), t, line))
+    return sig
+
+
+def _roles(rules: list[Rule]) -> Iterable[str]:
+    for r in rules:
+        h = r.head
+        if not r.body and isinstance(h, Func) and h.name == "role" and isinstance(h.args[0], Const):
+            yield h.args[0].name
+
+
+def signature_text(sig: Signature) -> str:
+    """The ``.typ`` text of a signature (one declaration per line, constants grouped by type)."""
+    lines = [
+        "% type signature inferred from the GDL rules by orch (see docs/gdl)"
+    ]  # no '.': it ends statements
+    consts: dict[str, list[str]] = {}
+    for d in sig.declarations:
+        if d.arg_types or d.result == "bool":
+            lines.append(f"{d.name} :: {' -> '.join([*d.arg_types, d.result])}.")
+        else:
+            consts.setdefault(d.result, []).append(d.name)
+    for t, names in consts.items():
+        lines.append(f"{', '.join(names)} :: {t}.")
+    return "\n".join(lines) + "\n"
