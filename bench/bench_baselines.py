@@ -73,7 +73,7 @@ def run_task(root: str, game: str, target: str, learners: tuple[str, ...]) -> di
     for name in learners:
         if not name.startswith("knn"):
             t = time.perf_counter()
-            model = make_learner(name).fit(task, Budget())
+            model = make_learner(name).fit(task.learning_view(), Budget())
             out["counts"][name] = pool(count(task, test, model.predict(task, test)).values())
             out["secs"][name] = time.perf_counter() - t
     ks = [int(n[3:]) for n in learners if n.startswith("knn")]

@@ -69,7 +69,7 @@ def _worker(root: str, job: Job, budget: float, conn) -> None:
             if getattr(model, "train_ba", 0) == 1.0 and not train_perfect:
                 train_perfect.append(time.monotonic() - t0)
 
-        model = learner.fit(task, Budget(budget), report)
+        model = learner.fit(task.learning_view(), Budget(budget), report)
         learn_s = time.monotonic() - t0
         prof = asdict(learner.profile)
         prof["train_perfect_s"] = train_perfect[0] if train_perfect else None

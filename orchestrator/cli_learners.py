@@ -137,7 +137,9 @@ def learn(
     improvements: list[float] = []
     started = time.monotonic()
     try:
-        model = learner_obj.fit(task, Budget(seconds), report=lambda m: improvements.append(time.monotonic()))
+        model = learner_obj.fit(
+            task.learning_view(), Budget(seconds), report=lambda m: improvements.append(time.monotonic())
+        )
     except KeyError as e:  # e.g. the published ttcc4_legal has no train file
         raise _fail(f"{learner} on {task.name}: {e.args[0]}", code=1) from None
     learn_s = time.monotonic() - started

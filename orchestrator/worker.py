@@ -315,7 +315,8 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
             send(("model", i, blob, model.describe(), model.rules()))
 
         seed_everything(job.seed, job.repeat)
-        model = make_learner(job.learner).fit(tasks[i], Budget(job.budget_s), report=ship)
+        # the learner gets train and validate only: the test split is not in the object it sees
+        model = make_learner(job.learner).fit(tasks[i].learning_view(), Budget(job.budget_s), report=ship)
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), model.describe(), model.rules())
 
     def keep(message: tuple) -> None:
@@ -364,7 +365,11 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
         for split, per_predicate in scores.items():
             counts.update(pool(per_predicate.values()).as_dict(f"{split}_"))
         curve = getattr(model, "learning_curve", None)  # GNN learners: [{epoch, loss, valid_acc}, ...]
-        return "ok", {"counts": counts, "extra": {"learning_curve": curve} if curve else {}}
+        extra: dict[str, Any] = {"learning_curve": curve} if curve else {}
+        fallback = getattr(model, "fallback", None)  # ilasp: the loop's cover was incomplete
+        if fallback is not None:
+            extra["fallback"] = bool(fallback)
+        return "ok", {"counts": counts, "extra": extra}
 
     scored = run_supervised(len(to_score), score, lambda k: limits.eval_timeout_s, limits.memory_bytes)
     for i, out in zip(to_score, scored, strict=True):
