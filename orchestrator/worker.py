@@ -350,6 +350,7 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
             row["status"], row["error"] = "error", f"the job's process died without a result ({why})"
         if row["status"] in FINAL_STATUSES and "bytes" in entry:
             row["model"] = entry["rules"] or entry["describe"]
+        row["extra"]["all_false"] = all_false_counts(tasks[i])
         latest[i] = entry
         rows.append(row)
 
@@ -382,6 +383,25 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
             reason = out.payload if out.kind in ("error", "oom") else f"{out.kind} (signal {out.signal})"
             row["status"], row["error"] = "error", f"scoring the model failed: {reason}"
     return rows
+
+
+def all_false_counts(task: Task) -> dict[str, int]:
+    """The counts of predicting false for every atom (validate and test), kept with every row.
+
+    Why: a job that errored, or timed out before any model, is scored as this (never left out);
+    storing it with the row lets reports do so from the store alone (``extra.all_false``).
+    """
+    import scipy.sparse as sp
+
+    from learners.metrics import count, pool
+
+    out: dict[str, int] = {}
+    for name in ("validate", "test"):
+        if name in task.splits:
+            split = task.splits[name]
+            nothing = sp.csr_matrix((split.n_examples, len(task.target_atoms)), dtype=bool)
+            out.update(pool(count(task, split, nothing).values()).as_dict(f"{name}_"))
+    return out
 
 
 # --- the Ray actor -------------------------------------------------------------------------------
