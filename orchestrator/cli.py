@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from orchestrator import __version__, cli_analysis, cli_games, cli_graphlog, cli_learners, cli_run
+from orchestrator import __version__, cli_analysis, cli_bench, cli_games, cli_graphlog, cli_learners, cli_run
 
 app = typer.Typer(
     name="orch",
@@ -30,7 +30,7 @@ def main(
     """orch: run rule-learning benchmarks on Ray and analyse the results."""
 
 
-for _module in (cli_games, cli_learners, cli_run, cli_graphlog, cli_analysis):
+for _module in (cli_games, cli_learners, cli_run, cli_graphlog, cli_analysis, cli_bench):
     _module.register(app)
 
 if __name__ == "__main__":
