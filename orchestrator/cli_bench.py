@@ -12,7 +12,6 @@ are whatever the documented command gives at HEAD.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -25,8 +24,6 @@ bench_app = typer.Typer(
     no_args_is_help=True,
 )
 
-SHARED = Path(os.environ.get("ORCH_SHARED", ROOT.parent / "shared"))
-DEFAULT_ANCHOR = SHARED / "iggp" / "ilasp_star_shared.csv"
 ANCHOR_LABEL = "../shared/iggp/ilasp_star_shared.csv"
 
 
@@ -139,13 +136,10 @@ def docs_command(
     check: bool = typer.Option(False, "--check", help="Exit 1 if the file is not up to date; write nothing."),
 ) -> None:
     """Regenerate the results tables of docs/benchmarks.md from the results files."""
-    from orchestrator.anchor import read_anchor
-    from orchestrator.results_docs import render, splice
+    from orchestrator.results_docs import section_for, splice
 
-    path = anchor if anchor is not None else (DEFAULT_ANCHOR if DEFAULT_ANCHOR.exists() else None)
     try:
-        anchor_data = read_anchor(path, "ILASP*" if path == DEFAULT_ANCHOR else None) if path else None
-        section = render(results, anchor_data, ANCHOR_LABEL if path == DEFAULT_ANCHOR else str(path or ""))
+        section = section_for(results, anchor)
     except ValueError as e:
         raise _fail(str(e)) from e
     text = doc.read_text()
