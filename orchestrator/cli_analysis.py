@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 
@@ -84,19 +85,88 @@ def select(
 
 def compare_command(
     a: str = typer.Argument(..., help="First side: LEARNER or LEARNER@SWEEP."),
-    b: str = typer.Argument(..., help="Second side: LEARNER or LEARNER@SWEEP."),
+    b: str | None = typer.Argument(None, help="Second side: LEARNER or LEARNER@SWEEP (or use --anchor)."),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store of side A (and B)."),
     store_b: str | None = typer.Option(
         None, "--store-b", help="A second store for side B (another version)."
     ),
+    anchor: Path | None = typer.Option(
+        None,
+        "--anchor",
+        help="Compare A with a published system's per-task scores (CSV: game,target,*_ba,perfect).",
+    ),
+    results: Path | None = typer.Option(
+        None,
+        "--results",
+        help="With --anchor: read A from a results file (docs/results) instead of the store.",
+    ),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
     all_tasks: bool = typer.Option(False, "--all", help="List ties too, not only wins and losses."),
 ) -> None:
-    """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy."""
+    """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy.
+
+    With --anchor FILE, compare learner A with a published system's per-task scores (e.g.
+    ../shared/iggp/ilasp_star_shared.csv) on the tasks both have, as scored and with A's fallback
+    models counted as failures; errored predicates of A count as predicting false.
+    """
+    if anchor is not None:
+        _compare_anchor(a, anchor, store, results, fmt, all_tasks)
+        return
+    if b is None:
+        typer.echo("error: give a second side B, or --anchor FILE", err=True)
+        raise typer.Exit(2)
     sa = ResultStore(store)
     result = compare(Side.parse(a, sa), Side.parse(b, ResultStore(store_b) if store_b else sa))
     rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
     typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
+
+
+def _compare_anchor(
+    learner: str, anchor: Path, store: str, results: Path | None, fmt: str, all_tasks: bool
+) -> None:
+    from orchestrator.anchor import compare_to_anchor, read_anchor
+    from orchestrator.results import collect, read_rows, task_row
+    from orchestrator.store import StoreError, scrub
+
+    try:
+        published = read_anchor(anchor)
+        if results is not None:
+            rows = [r for r in read_rows(results) if r["learner"] == learner]
+        else:
+            label, _, sweep = learner.partition("@")
+            learner = label
+            rows = [r for t in collect(ResultStore(store), [label], sweep or None) if (r := task_row(t))]
+    except (ValueError, OSError, StoreError) as e:
+        typer.echo(f"error: {scrub(str(e))}", err=True)
+        raise typer.Exit(2) from None
+    budgets = {str(r["budget_s"]) for r in rows}
+    if not rows or len(budgets) > 1:
+        why = (
+            "no finished tasks"
+            if not rows
+            else f"several budgets ({', '.join(sorted(budgets))}): use --results"
+        )
+        typer.echo(f"error: {learner}: {why} in {scrub(str(results or store))}", err=True)
+        raise typer.Exit(1)
+    tables: dict[str, list[dict]] = {}
+    summaries = []
+    for scoring, ba, perfect in (
+        ("as scored", "balanced_accuracy", "perfect"),
+        ("fallback = failure", "ba_fallback_failed", "perfect_fallback_failed"),
+    ):
+        scores = {(r["game"], r["target"]): (float(r[ba]), str(r[perfect]) == "1") for r in rows}
+        c = compare_to_anchor(learner, scores, published)
+        if scoring == "as scored":
+            tables["tasks"] = c.rows if all_tasks else [r for r in c.rows if r["outcome"] != "tie"]
+        summaries.append({"scoring": scoring, **c.summary()})
+    errored = sum(int(r["errored_predicates"]) for r in rows)
+    fallback = sum(int(r["fallback_predicates"]) for r in rows)
+    trivial = sum(str(r["trivial"]) == "1" for r in rows)
+    tables["summary"] = summaries
+    tables["counted"] = [{"learner": learner, "tasks": len(rows), "errored predicates (scored false)": errored,
+                          "fallback predicates": fallback, "trivial tasks": trivial,
+                          "anchor": published.source}]  # fmt: skip
+    typer.echo(render(tables, fmt))
 
 
 analyse_app = typer.Typer(

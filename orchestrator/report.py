@@ -46,6 +46,12 @@ STRICT_NOTE = (
     "predicates; perfectly solved = balanced accuracy exactly 1.0. Incomplete tasks are excluded."
 )
 
+TITLES = {
+    "incomplete": "incomplete tasks (left out of the tables above)",
+    "like_for_like": "like for like (errored predicates scored as predicting false; "
+    "fallback models also counted as failures; trivial tasks: no positive or no negative test atom)",
+}
+
 _ROW_COLUMNS = [
     "job_id",
     "sweep",
@@ -176,7 +182,8 @@ def report_tables(
 ) -> dict[str, list[dict]]:
     """Tables keyed by name: ``learner`` (Table 3), ``target`` (learner x target, Table 4), ``game``
     (game x learner, Table 5), ``task`` (one row per learner and task), plus ``incomplete``
-    (learner x reason: how many tasks were left out and why)."""
+    (learner x reason: how many tasks were left out and why) and, with ``learner`` on test,
+    ``like_for_like`` (:func:`orchestrator.results.like_for_like`)."""
     unknown = [b for b in by if b not in TABLES]
     if unknown:
         raise StoreError(f"unknown table(s) {unknown}; choose from {list(TABLES)}")
@@ -205,6 +212,10 @@ def report_tables(
         tables["task"] = [
             {"learner": s.learner, "game": s.game, "target": s.target, **_summary([(s, p)])} for s, p in keyed
         ]
+    if "learner" in by and split == "test":
+        from orchestrator.results import like_for_like
+
+        tables["like_for_like"] = like_for_like(store, sweep)
     reasons: dict[tuple[str, str], int] = defaultdict(int)
     for s, preds in keyed:
         if not s.complete(preds):
@@ -219,7 +230,7 @@ def report_tables(
 def _cell(column: str, value) -> str:
     if value is None:
         return "-"
-    if column in ("balanced_accuracy", "perfect_share"):
+    if column in ("balanced_accuracy", "perfect_share", "ba_fallback_failed"):
         return f"{100 * value:.1f}%"
     return str(value)
 
@@ -267,7 +278,7 @@ def render(tables: dict[str, list[dict]], format: str = "table") -> str:
     for name, rows in tables.items():
         if not rows:
             continue
-        title = "incomplete tasks (left out of the tables above)" if name == "incomplete" else f"by {name}"
+        title = TITLES.get(name, f"by {name}")
         out.append(f"## {title}" if format == "md" else f"{title}:")
         out += _md_table(rows) if format == "md" else _text_table(rows)
         out.append("")
@@ -291,6 +302,11 @@ def report_command(
         None, "--html", help="Also write a self-contained HTML page (and PNG figures beside it)."
     ),
     k: int = typer.Option(10, "--k", min=1, help="Tasks to choose in the HTML page's selection section."),
+    anchor: list[Path] = typer.Option(
+        [],
+        "--anchor",
+        help="Published per-task scores (CSV) shown beside each learner on its tasks (HTML page).",
+    ),
 ) -> None:
     """Summarise the results in the store as the IGGP paper's tables (strict scoring).
 
@@ -303,10 +319,11 @@ def report_command(
         )
         typer.echo(render(tables, format), nl=False)
         if html is not None:
+            from orchestrator.anchor import read_anchor
             from orchestrator.htmlreport import write_html
 
-            out = write_html(ResultStore(store), html, k=k)
+            out = write_html(ResultStore(store), html, k=k, anchors=[read_anchor(a) for a in anchor])
             typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
-    except StoreError as e:
+    except (StoreError, ValueError) as e:
         typer.echo(f"error: {scrub(str(e))}", err=True)
         raise typer.Exit(1) from e

@@ -343,3 +343,39 @@ def summarise(rows: list[dict]) -> dict:
 def ba_of(row: dict) -> float:
     """Balanced accuracy recomputed from a row's counts (the test checks the stored value by it)."""
     return balanced_accuracy(int(row["tp"]), int(row["fp"]), int(row["tn"]), int(row["fn"]))
+
+
+def like_for_like(store: ResultStore, sweep: str | None = None) -> list[dict]:
+    """One row per (learner, budget): the figures as scored and with fallback models as failures,
+    errored predicates (scored false), fallback predicates, trivial tasks, and the perfect count's
+    noise over repeats. Tasks with a predicate that cannot be scored at all are ``unscorable``."""
+    groups: dict[tuple[str, float], list[TaskRuns]] = defaultdict(list)
+    for t in collect(store, None, sweep):
+        groups[(t.learner, t.budget_s)].append(t)
+    several = {learner for learner, _ in groups if sum(x == learner for x, _ in groups) > 1}
+    out = []
+    for (learner, budget), tasks in sorted(groups.items()):
+        rows = [r for t in tasks if (r := task_row(t)) is not None]
+        s = summarise(rows)
+        label = f"{learner} ({budget:g}s)" if learner in several else learner
+        entry = {"learner": label, "tasks": s["tasks"], "unscorable": len(tasks) - len(rows)}
+        if rows:
+            lo, hi = s["perfect_ci"]
+            entry.update(
+                {
+                    "balanced_accuracy": s["balanced_accuracy"],
+                    "perfect": s["perfect"],
+                    "ba_fallback_failed": s["ba_fallback_failed"],
+                    "perfect_fallback_failed": s["perfect_fallback_failed"],
+                    "errored_predicates": s["errored_predicates"],
+                    "fallback_predicates": s["fallback_predicates"],
+                    "trivial_tasks": s["trivial"],
+                    "perfect_nontrivial": f"{s['perfect_nontrivial']}/{s['nontrivial']}",
+                    "runs": s["runs"],
+                    "perfect_ci95": "n/a (1 run)"
+                    if s["runs"] < 2
+                    else f"{s['perfect_mean']:.1f} [{lo:.1f}, {hi:.1f}]",
+                }
+            )
+        out.append(entry)
+    return out

@@ -159,7 +159,7 @@ def test_render_formats(store: ResultStore) -> None:
     assert data["learner"] == json.loads(json.dumps(tables["learner"])) and "Strict" in data["note"]
     sections = render(tables, "csv").split("# ")[1:]
     parsed = {s.split("\n", 1)[0]: list(csv.DictReader(io.StringIO(s.split("\n", 1)[1]))) for s in sections}
-    assert set(parsed) == {"learner", "target", "game", "incomplete"}
+    assert set(parsed) == {"learner", "target", "game", "incomplete", "like_for_like"}
     assert float(parsed["learner"][0]["balanced_accuracy"]) == pytest.approx(0.875)
     with pytest.raises(StoreError, match="unknown format"):
         render(tables, "xml")
