@@ -189,11 +189,22 @@ def predictive_command(
     from orchestrator.predictive import score_store, write_predictive
 
     s = ResultStore(store)
-    rows = score_store(s, dataset)
+    skipped: list[dict] = []
+    rows = score_store(s, dataset, skipped=skipped)
     write_predictive(s, rows)
     if not rows:
         typer.echo("no rule-based runs with both legal and next rules in the store", err=True)
-    typer.echo(render({"predictive power": rows}, fmt))
+    tables = {"predictive power": rows}
+    if skipped:
+        tables["runs left out"] = [
+            {k: r[k] for k in ("game", "learner", "seed", "repeat", "reason")} for r in skipped
+        ]
+    typer.echo(render(tables, fmt))
+    typer.echo(
+        f"Each row is one run (game, learner, seed, repeat): {len(rows)} run(s) scored, "
+        f"{len(skipped)} left out (listed above with why).",
+        err=fmt == "json",
+    )
 
 
 @analyse_app.command("compose")
