@@ -55,6 +55,8 @@ def select(
             "task": t,
             "cumulative_gain": round(g, 4),
             "single_gain": round(sel.single_gain[t], 4),
+            "tied_candidates": sel.tied[i],
+            "decided_by": sel.decided_by[i],
         }
         for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
     ]

@@ -305,7 +305,14 @@ def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Pa
     sel = greedy_select(table, k)
     check = check_selection(table, sel)
     rows = [
-        {"rank": i + 1, "task": t, "cumulative_gain_bits": g, "single_gain_bits": sel.single_gain[t]}
+        {
+            "rank": i + 1,
+            "task": t,
+            "cumulative_gain_bits": g,
+            "single_gain_bits": sel.single_gain[t],
+            "tied_candidates": sel.tied[i],
+            "decided_by": sel.decided_by[i],
+        }  # fmt: skip
         for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
     ]
     reps = int(table.repeats.min()) if table.repeats.size else 0
