@@ -13,7 +13,9 @@ How a task is scored here (the *like-for-like* rules, shared with ``orch report`
   ``errored_predicates``. A task is only missing when a predicate has no row (or no such counts).
 * Every figure is given twice: as scored, and with the models the learner marked as made by its
   fallback (``extra.fallback``, e.g. ilasp's best partial cover) counted as failures, i.e. also
-  scored as predicting false everywhere (``*_fallback_failed`` columns).
+  scored as predicting false everywhere (``*_fallback_failed`` columns). For such a learner a job
+  stopped at its budget (``timeout``) holds an unfinished anytime model, which counts as a
+  fallback too: only models the learner returned as complete count in the second figure.
 * A task whose test split has no positive or no negative atom is ``trivial``: its "perfect" says
   little, so summaries also give perfect without the trivial tasks.
 * With several repeats, the counts and ``balanced_accuracy``/``perfect`` are those of the first run
@@ -164,8 +166,11 @@ def collect(
         nothing = _counts(extra.get("all_false") or {})
         key = (r["learner"], r["budget_s"], r["game"], r["target"])
         task = out.setdefault(key, TaskRuns(*key))
+        # A learner that flags fallback models (ilasp) and was stopped at its budget holds an
+        # unfinished anytime model: not a final answer either, so it counts with the fallbacks.
+        fallback = bool(extra.get("fallback")) or (r["status"] == "timeout" and "fallback" in extra)
         task.runs.setdefault((r["seed"], r["repeat"]), {})[r["predicate"]] = Predicate(
-            r["status"], scored, nothing, bool(extra.get("fallback")), float(r["learn_s"] or 0.0)
+            r["status"], scored, nothing, fallback, float(r["learn_s"] or 0.0)
         )
     for t in out.values():
         t.expected = expected[(t.game, t.target)]

@@ -112,7 +112,8 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
         "statuses, fallback, learn time, commit and learner source hash). Strict scoring, sub-predicates "
         "pooled. A predicate whose job errored or timed out before any model is scored as predicting false "
         "for every atom (*errored predicates*). *Fallback = failure* also scores the models the learner "
-        "made by its fallback (ilasp: no hypothesis covered every training positive) as predicting false. "
+        "made by its fallback (ilasp: no hypothesis covered every training positive, or the job was stopped "
+        "at its budget with an unfinished model) as predicting false. "
         "*Trivial* tasks have no positive or no negative test atom.",
         "",
     ]

@@ -100,6 +100,19 @@ def test_errors_score_as_false_and_fallback_is_counted_both_ways(tmp_path):
     assert r["statuses"] == "error=1;ok=2" and r["trivial"] == 0 and r["learn_s"] == "6.0"
 
 
+def test_a_timeout_of_a_learner_with_fallbacks_counts_as_one(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [
+            _row("a", "next_a", status="timeout", fallback=False),
+            _row("b", "next_a", learner="knn5", status="timeout"),
+        ]
+    )
+    rows = {t.learner: task_row(t) for t in collect(store)}
+    assert rows["ilasp"]["fallback_predicates"] == 1 and rows["ilasp"]["perfect_fallback_failed"] == 0
+    assert rows["knn5"]["fallback_predicates"] == 0 and rows["knn5"]["perfect_fallback_failed"] == 1
+
+
 def test_a_task_with_a_predicate_not_yet_run_is_left_out(tmp_path):
     store = ResultStore(tmp_path / "s")
     store.write([_row("a", "next_a"), _row("b", "next_b")])  # ilasp: next_c is still to run
