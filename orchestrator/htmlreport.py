@@ -366,6 +366,8 @@ def write_html(
     if predictive:
         sections += [
             "<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
+            f"<p class='note'>One row per run (game, learner, seed, repeat): {len(predictive)} run(s) "
+            "scored by <code>orch analyse predictive</code>, which lists the runs it left out and why.</p>",
             _table_html(predictive_rows(predictive, tables.get("task", []))),
         ]
     img = heatmap_ba(tables.get("task", []), figdir / "heatmap_ba.png")
