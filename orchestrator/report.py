@@ -9,11 +9,14 @@ What counts:
 
 * Each job's latest attempt (:meth:`ResultStore.latest`).
 * ``ok`` and ``timeout`` rows count with their counts (a timeout holds its best model's counts).
+* A failed job (``error``, ``oom``, ``killed``, a timeout before any model) is scored as
+  predicting false for every atom (the counts the worker stores as ``extra.all_false``), never
+  left out; the ``errored`` column counts such predicates.
 * A task is *complete* for a learner when every predicate of the task has a row with counts. The
   predicates of a task are those in the sweep manifests plus those any learner has a row for.
-  A task with a failed job (``error``, ``oom``, ``killed``, a timeout before any model) or a
-  missing job is *incomplete*: it is left out of the means and shares, and every table has an
-  ``incomplete`` column so that learners are only compared on equal terms knowingly.
+  A task with a missing job, or a failed job from a store without ``all_false`` counts, is
+  *incomplete*: it is left out of the means and shares, and every table has an ``incomplete``
+  column so that learners are only compared on equal terms knowingly.
 * Several seeds or repeats of one task are averaged: the task's balanced accuracy is their mean,
   and its "perfect" value the fraction of runs solved perfectly (an integer count for one run).
 * Rows of one learner and task on different data (dataset fingerprints) are not mixed: the task
@@ -81,6 +84,8 @@ class TaskScore:
     runs: dict[tuple, dict[str, Counts | None]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     datasets: set[str | None] = field(default_factory=set)
+    errored: int = 0
+    """Predicates of failed jobs scored as predicting false everywhere (over all runs)."""
 
     def complete(self, predicates: set[str]) -> bool:
         return (
@@ -116,7 +121,7 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     if split not in ("test", "validate"):
         raise StoreError(f"split must be 'test' or 'validate', not {split!r}")
     counts = [f"{split}_{c}" for c in ("tp", "fp", "tn", "fn")]
-    rows = store.latest([*_ROW_COLUMNS, *counts])
+    rows = store.latest([*_ROW_COLUMNS, *counts, "extra"])
     manifests = store.manifests()
     if sweep is not None:
         planned = manifests.filter(pc.field("sweep") == sweep)
@@ -143,9 +148,10 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
         score.datasets.add(r["dataset_fingerprint"])
         values = [r[c] for c in counts]
         scored = r["status"] in FINAL_STATUSES and all(v is not None for v in values)
-        run[r["predicate"]] = Counts(*values) if scored else None
+        run[r["predicate"]] = Counts(*values) if scored else _all_false(r["extra"], split)
         if not scored:
             score.failures.append(r["status"])
+            score.errored += run[r["predicate"]] is not None
     # A learner that never ran some task of the sweep has an incomplete (missing) task there.
     for label in {s.learner for s in scores.values()}:
         for game, target in predicates:
@@ -155,12 +161,20 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     ), predicates
 
 
+def _all_false(extra: str | None, split: str) -> Counts | None:
+    """What predicting false everywhere scores on ``split`` (stored by the worker), if known."""
+    nothing = json.loads(extra or "{}").get("all_false") or {}
+    values = [nothing.get(f"{split}_{c}") for c in ("tp", "fp", "tn", "fn")]
+    return None if any(v is None for v in values) else Counts(*values)
+
+
 def _summary(group: Iterable[tuple[TaskScore, set[str]]]) -> dict:
-    bas, perfect, incomplete = [], 0.0, 0
+    bas, perfect, incomplete, errored = [], 0.0, 0, 0
     for score, preds in group:
         if not score.complete(preds):
             incomplete += 1
             continue
+        errored += score.errored
         runs = score.pooled()
         bas.append(sum(c.balanced_accuracy for c in runs) / len(runs))
         perfect += sum(c.perfect for c in runs) / len(runs)
@@ -171,6 +185,7 @@ def _summary(group: Iterable[tuple[TaskScore, set[str]]]) -> dict:
         "balanced_accuracy": sum(bas) / n if n else None,
         "perfect": int(perfect) if perfect == int(perfect) else round(perfect, 3),
         "perfect_share": perfect / n if n else None,
+        "errored": errored,
     }
 
 
