@@ -331,6 +331,9 @@ class AspalLearner:
 
         report(current())
         for pred in task.predicates:
+            if budget.expired():  # nothing after the deadline, not even building the next bias
+                notes[pred] = "budget spent before this predicate"
+                continue
             sub = task.for_predicate(pred) if len(task.predicates) > 1 else task
 
             def improved(text: str, note: str, pred: str = pred) -> None:
@@ -347,6 +350,8 @@ class AspalLearner:
         split = task.split("train")
         if split.positives.nnz == 0:
             return "no positive training example: the empty program"
+        if budget.expired():
+            return "budget spent before the bias was built"
         bias = bias_for(task, self.settings)
         space: list[Clause] = []
         for level in range(bias.settings.max_body + 1):
