@@ -223,3 +223,32 @@ def test_bad_anchor_files_are_one_line_errors_naming_the_line(tmp_path, text, me
     f.write_text(text)
     with pytest.raises(ValueError, match=message):
         read_anchor(f)
+
+
+def test_bench_docs_and_stale_commands(tmp_path):
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    store = ResultStore(tmp_path / "s")
+    store.write([_row("a", "next_a", learner="mean")])
+    out = tmp_path / "res"
+    (path,) = export(store, out, commit="abc")
+    doc = tmp_path / "b.md"
+    doc.write_text("# figures\n\nhand-written text stays\n")
+    anchor = tmp_path / "pub.csv"
+    anchor.write_text("game,target,balanced_accuracy\ng,next,0.5\n")
+    common = ["--results", str(out), "--doc", str(doc), "--anchor", str(anchor)]
+    runner = CliRunner()
+    assert runner.invoke(app, ["bench", "docs", *common, "--check"]).exit_code == 1
+    assert runner.invoke(app, ["bench", "docs", *common]).exit_code == 0
+    text = doc.read_text()
+    assert (
+        "hand-written text stays" in text and "`mean_60s.csv`" in text and "| mean | 60s | as scored" in text
+    )
+    assert runner.invoke(app, ["bench", "docs", *common, "--check"]).exit_code == 0
+    path.write_text(path.read_text().replace(source_hash("mean"), "feedfeedfeedfeed"))
+    assert runner.invoke(app, ["bench", "docs", *common, "--check"]).exit_code == 1  # now shows STALE
+    result = runner.invoke(app, ["bench", "stale", str(path)])
+    assert result.exit_code == 0 and "1 row(s) marked stale" in result.output
+    assert not stale_rows(path)
