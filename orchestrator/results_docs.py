@@ -117,7 +117,7 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
         "*Trivial* tasks have no positive or no negative test atom.",
         "",
     ]
-    head = ["learner", "budget", "file", *SUMMARY_HEAD, "trivial tasks", "runs", "perfect count, 95% CI",
+    head = ["learner", "budget", "file", *SUMMARY_HEAD, "trivial tasks", "runs", "perfect count: mean over runs [95% CI]",
             "ba std (mean over tasks)", "commit", "source hash"]  # fmt: skip
     body, by_target, compared = [], [], []
     for path in files:
