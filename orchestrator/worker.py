@@ -350,7 +350,10 @@ def run_jobs(jobs: list[Job], tasks: list[Task], limits: JobLimits) -> list[dict
             row["status"], row["error"] = "error", f"the job's process died without a result ({why})"
         if row["status"] in FINAL_STATUSES and "bytes" in entry:
             row["model"] = entry["rules"] or entry["describe"]
-        row["extra"]["all_false"] = all_false_counts(tasks[i])
+        try:
+            row["extra"]["all_false"] = all_false_counts(tasks[i])
+        except Exception:  # noqa: BLE001 (a task the scorer cannot count must not fail the batch)
+            pass
         latest[i] = entry
         rows.append(row)
 
