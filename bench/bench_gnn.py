@@ -141,7 +141,7 @@ def knn(args: argparse.Namespace) -> list[dict]:
     rows = []
     for w in generate_suite(cfg, world_ids(args)):
         task = world_task(w)
-        model = make_learner("knn5").fit(task, Budget(60))
+        model = make_learner("knn5").fit(task.learning_view(), Budget(60))
         acc, bacc = _query_scores(task, model, "test")
         rows.append({"model": "knn5", "world": w.name, "test_exact_acc": acc, "test_balanced_acc": bacc})
     return rows
@@ -196,7 +196,10 @@ def _learn_ilasp(task, budget: float) -> tuple[_PerPredicate, list[str]]:
     """``ilasp`` on each target predicate of ``task``; the combined model and its clauses."""
     from learners import Budget, make_learner
 
-    models = {p: make_learner("ilasp").fit(task.for_predicate(p), Budget(budget)) for p in task.predicates}
+    models = {
+        p: make_learner("ilasp").fit(task.for_predicate(p).learning_view(), Budget(budget))
+        for p in task.predicates
+    }
     clauses = [c.strip() for m in models.values() for c in (m.rules() or "").split("\n") if c.strip()]
     return _PerPredicate(models), clauses
 

@@ -2,8 +2,10 @@
 
 Why this shape:
 
-* ``fit`` sees a whole :class:`tasks.task.Task` (usually restricted to one flattened predicate by
-  the orchestrator) and may read its train split (and validate, for model selection).
+* ``fit`` sees a :class:`tasks.task.Task` (usually restricted to one flattened predicate by the
+  orchestrator) built by :meth:`tasks.task.Task.learning_view`: train and validate (for model
+  selection) only. The test split is not in that object, so no learner can read it; callers of
+  ``fit`` (the worker, ``orch learn``, the benches) must pass the view, never the whole task.
 * ``predict`` maps every example of a split to a boolean matrix over the task's target atoms
   (n_examples x |target_atoms|). Metrics only look at the split's ``candidates`` columns.
 * Anytime learning: ``report(model)`` hands each improving model to whoever runs the learner. The
@@ -101,7 +103,9 @@ class Learner(Protocol):
 
     name: str
 
-    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> Model: ...
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> Model:
+        """Learn from ``task`` (a :meth:`~tasks.task.Task.learning_view`: no test split) within ``budget``."""
+        ...
 
 
 def learner_applies(learner: Learner, task: Task) -> tuple[bool, str]:

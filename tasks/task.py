@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 TARGETS = ("goal", "legal", "next", "terminal")
 SPLITS = ("train", "validate", "test")
+LEARNING_SPLITS = ("train", "validate")
+"""The splits a learner's ``fit`` may read (:meth:`Task.learning_view`); test is for scoring only."""
+HELD_OUT = "held out: a learner's fit() sees train and validate only"
 
 _ATOM = re.compile(r"^\s*([^\s(),]+)\s*(?:\((.*)\))?\s*$")  # any KIF symbol (docs/gdl.md)
 
@@ -238,6 +241,41 @@ class Task:
             self.source,
             dict(self.missing),
         )
+
+    def learning_view(self) -> Task:
+        """This task as ``Learner.fit`` receives it: the train and validate splits only.
+
+        Why: keeping test away from learners by convention is not enough for figures others must
+        trust; with the test split absent from the object, no learner (nor its bias or type
+        inference) can read it. ``split("test")`` on the view raises a KeyError saying so. The
+        vocabularies and statics are shared, not copied (they are the candidate atoms and the
+        atom names, not examples); use :meth:`seen_background_ids` for the atoms the view's
+        examples actually contain.
+        """
+        splits = {n: s for n, s in self.splits.items() if n in LEARNING_SPLITS}
+        missing = {n: why for n, why in self.missing.items() if n in LEARNING_SPLITS}
+        missing.update({n: HELD_OUT for n in SPLITS if n not in LEARNING_SPLITS})
+        return Task(
+            self.game,
+            self.target,
+            self.background_atoms,
+            self.target_atoms,
+            self.statics,
+            splits,
+            self.signature,
+            self.source,
+            missing,
+        )
+
+    def seen_background_ids(self) -> np.ndarray:
+        """Sorted ids of the background atoms that occur in this task's splits or its statics.
+
+        On a :meth:`learning_view` these are the atoms of train and validate only, which is what a
+        bias may infer types and predicates from (the vocabulary itself spans every split).
+        """
+        parts = [np.asarray(self.statics, dtype=np.int64)]
+        parts += [s.background.indices.astype(np.int64) for s in self.splits.values()]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
     def static_atoms(self) -> list[str]:
         return [self.background_atoms.names[i] for i in self.statics]

@@ -14,6 +14,8 @@ fails on real tasks: every candidate rule is grounded against every training exa
   constraints that cost one each, at a higher priority than rule length).
 
 Anytime: the empty program is reported first, then each better model clingo's optimisation finds.
+Budget: the learner keeps its own (:meth:`AspalLearner._solve` grounds and solves in a child it kills
+at the deadline), so it returns its best model within a second of the budget by itself.
 The space is grown by body size (0, 1, ... ``max_body``), each level a complete ASPAL program, so
 small hypotheses are found before the big space is built; the search stops early once the best
 cost is provably optimal for the full space (a rule with ``L + 1`` body literals costs ``L + 2``).
@@ -22,6 +24,10 @@ cost is provably optimal for the full space (a rule with ``L + 1`` body literals
 from __future__ import annotations
 
 import itertools
+import multiprocessing.connection as mpc
+import os
+import signal
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -249,6 +255,44 @@ def coverage_constraints(head_pred: str, head_arity: int, soft: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _solve_child(task: Task, bias: Bias, space: list[Clause], soft: bool, send: mpc.Connection) -> None:
+    """In the forked child: build, ground and solve the ASPAL program, sending each better model.
+
+    Messages: ``("model", cost, chosen_rule_ids)``, then ``("end", "optimal" | "unsatisfiable")``
+    or ``("error", text)`` (text starting with the exception's class name).
+    """
+    try:
+        static = bias.static_preds
+        used = {lit.pred for c in space for lit in c.body if lit.pred != NEQ}
+        parts = [indexed_rule(c, r, static) for r, c in enumerate(space)]
+        parts += [f"length__({r},{c.length})." for r, c in enumerate(space)]
+        program = "\n".join(parts) + "\n" + example_facts(task, static, used)
+        program += coverage_constraints(bias.head_pred, len(bias.head_types), soft)
+        ctl = clingo.Control(["--warn=none", "--opt-mode=opt"])
+        ctl.add("base", [], program)
+        ctl.ground([("base", [])])
+
+        def on_model(model: clingo.Model) -> None:
+            chosen = sorted(s.arguments[0].number for s in model.symbols(shown=True))
+            send.send(("model", tuple(model.cost), chosen))
+
+        result = ctl.solve(on_model=on_model)
+        send.send(("end", "unsatisfiable" if result.unsatisfiable else "optimal"))
+    except BaseException as exc:
+        send.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        send.close()
+
+
+def _end_child(pid: int) -> None:
+    """SIGKILL the solver child if it still runs, and reap it (no zombie, no CPU left burning)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
 # --- the learner --------------------------------------------------------------------------------------
 
 
@@ -287,6 +331,9 @@ class AspalLearner:
 
         report(current())
         for pred in task.predicates:
+            if budget.expired():  # nothing after the deadline, not even building the next bias
+                notes[pred] = "budget spent before this predicate"
+                continue
             sub = task.for_predicate(pred) if len(task.predicates) > 1 else task
 
             def improved(text: str, note: str, pred: str = pred) -> None:
@@ -303,6 +350,8 @@ class AspalLearner:
         split = task.split("train")
         if split.positives.nnz == 0:
             return "no positive training example: the empty program"
+        if budget.expired():
+            return "budget spent before the bias was built"
         bias = bias_for(task, self.settings)
         space: list[Clause] = []
         for level in range(bias.settings.max_body + 1):
@@ -333,38 +382,57 @@ class AspalLearner:
         improved: Improved,
         level: int,
     ) -> str:
-        """One complete ASPAL program over ``space``; returns optimal, unsatisfiable or why it stopped."""
-        static = bias.static_preds
-        used = {lit.pred for c in space for lit in c.body if lit.pred != NEQ}
-        arity = len(bias.head_types)
-        parts = [indexed_rule(c, r, static) for r, c in enumerate(space)]
-        parts += [f"length__({r},{c.length})." for r, c in enumerate(space)]
-        program = "\n".join(parts) + "\n" + example_facts(task, static, used)
-        program += coverage_constraints(bias.head_pred, arity, self.soft)
-        ctl = clingo.Control(["--warn=none", "--opt-mode=opt"])
-        ctl.add("base", [], program)
-        ctl.ground([("base", [])])  # cannot be interrupted: a kill from outside ends an oversized one
-        if budget.expired():
-            return f"budget spent grounding body size {level}"
+        """One complete ASPAL program over ``space``; returns optimal, unsatisfiable or why it stopped.
 
-        def on_model(model: clingo.Model) -> None:
-            cost = tuple(model.cost)
-            if best.cost is None or cost < best.cost:
-                chosen = sorted(s.arguments[0].number for s in model.symbols(shown=True))
-                best.cost = cost
-                text = _hypothesis_text([space[r] for r in chosen])
-                improved(text, f"cost {list(cost)} at body size {level}")
-
-        remaining = budget.remaining()
-        with ctl.solve(on_model=on_model, async_=True) as handle:
-            finished = handle.wait(None if remaining == float("inf") else max(0.0, remaining))
-            if not finished:
-                handle.cancel()
-                return f"budget spent solving body size {level}"
-            result = handle.get()
-        if result.unsatisfiable:
-            return "unsatisfiable"
-        return "optimal"
+        Building, grounding and solving run in a forked child process that this learner kills at
+        its own deadline: clingo's grounding cannot be interrupted, and an oversized ground used to
+        overrun the budget by tens of seconds, waiting for the worker's kill. The child streams each
+        better model (cost and chosen rule ids) back; the parent reports them and keeps its budget.
+        """
+        deadline = budget.deadline
+        if deadline - time.monotonic() <= 0:
+            return f"budget spent before grounding body size {level}"
+        recv, send = mpc.Pipe(duplex=False)
+        pid = os.fork()
+        if pid == 0:  # the child: build, ground and solve; never returns
+            code = 0
+            try:
+                recv.close()
+                _solve_child(task, bias, space, self.soft, send)
+            except BaseException:
+                code = 70
+            finally:
+                os._exit(code)
+        send.close()
+        status: str | None = None
+        try:
+            while status is None:
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not recv.poll(min(wait, 3600.0)):
+                    if deadline - time.monotonic() <= 0:
+                        status = f"budget spent grounding or solving body size {level}"
+                    continue
+                try:
+                    message = recv.recv()
+                except EOFError:
+                    status = f"the solver process ended without a result at body size {level}"
+                    break
+                if message[0] == "model":
+                    cost, chosen = message[1], message[2]
+                    if best.cost is None or cost < best.cost:
+                        best.cost = cost
+                        improved(
+                            _hypothesis_text([space[r] for r in chosen]),
+                            f"cost {list(cost)} at body size {level}",
+                        )
+                elif message[0] == "error":
+                    raise (MemoryError if message[1].startswith("MemoryError") else RuntimeError)(message[1])
+                else:
+                    status = message[1]
+        finally:
+            _end_child(pid)
+            recv.close()
+        return status
 
 
 @register(

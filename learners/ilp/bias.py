@@ -207,8 +207,8 @@ def _families(signature: object) -> dict[str, str]:
 def _undeclared_types(task: Task, sig, pred: str, arity: int) -> tuple[str, ...]:
     """Types for a predicate missing from the signature, from the declared types of its constants."""
     seen: list[set[str]] = [set() for _ in range(arity)]
-    for a in task.background_atoms.names:
-        name, args = parse_atom(a)
+    for i in task.seen_background_ids():
+        name, args = parse_atom(task.background_atoms.names[i])
         if name == pred:
             for j, c in enumerate(args):
                 seen[j].add(c)
@@ -223,7 +223,9 @@ def bias_for(task: Task, settings: Settings | None = None) -> Bias:
     """The bias of a single-predicate task (``task.for_predicate(p)``), from its signature.
 
     Body predicates are those occurring in the task's backgrounds and statics (so ``does*`` only
-    for ``next``); their types come from the signature. A predicate the signature does not declare
+    for ``next``); their types come from the signature. Only the splits the task holds are read:
+    under ``fit`` that is train and validate (:meth:`tasks.task.Task.learning_view`), never test.
+    A predicate the signature does not declare
     (some published ``.typ`` files omit statics such as ``succ``) gets, per argument, the most
     specific declared type whose constants include every value seen there (:func:`_undeclared_types`).
     """
@@ -235,9 +237,10 @@ def bias_for(task: Task, settings: Settings | None = None) -> Bias:
         )
     head = preds[0]
     sig = task.signature
+    seen = task.seen_background_ids()  # the task's own splits: train and validate under fit()
     arities: dict[str, int] = {}
-    for a in task.background_atoms.names:
-        name, args = parse_atom(a)
+    for i in seen:
+        name, args = parse_atom(task.background_atoms.names[i])
         arities.setdefault(name, len(args))
     head_arity = len(parse_atom(task.target_atoms.names[0])[1]) if len(task.target_atoms) else 0
 
@@ -256,11 +259,7 @@ def bias_for(task: Task, settings: Settings | None = None) -> Bias:
         return types
 
     static_ids = set(int(i) for i in task.statics)
-    dynamic = {
-        predicate_of(task.background_atoms.names[i])
-        for i in range(len(task.background_atoms))
-        if i not in static_ids
-    }
+    dynamic = {predicate_of(task.background_atoms.names[i]) for i in seen if int(i) not in static_ids}
     body_types = {p: types_of(p, n) for p, n in arities.items()}
     static_preds = set(arities) - dynamic
     family = _families(sig) if sig is not None else {}

@@ -91,15 +91,22 @@ LOOP_SHARE = 0.75
 
 
 class LearnedProgram(RuleModel):
-    """A RuleModel that also records how the ILASP* loop ended (shown by ``describe``)."""
+    """A RuleModel that also records how the ILASP* loop ended (shown by ``describe``).
 
-    def __init__(self, rules: str, *, status: str, iterations: int, train_ba: float):
+    ``fallback`` is True when the loop ended without a hypothesis covering every training positive,
+    so the program is whichever of the last hypothesis, the best partial cover and the empty
+    program scored best on validate. ILASP* itself returns no program there; the results store
+    keeps this flag (``extra.fallback``) so reports can also count such models as failures.
+    """
+
+    def __init__(self, rules: str, *, status: str, iterations: int, train_ba: float, fallback: bool = False):
         super().__init__(
             rules, name="ilasp", note=f"{status}, {iterations} iterations, train BA {train_ba:.3f}"
         )
         self.status = status
         self.iterations = iterations
         self.train_ba = train_ba
+        self.fallback = fallback
 
 
 @dataclass
@@ -426,6 +433,7 @@ class IlaspLearner:
             ([], f"{status}; empty"),
         ]
         best = self._select(task, options, n_pos, n_neg)
+        best.fallback = True
         prof.select += time.monotonic() - t
         report(best)
         return best

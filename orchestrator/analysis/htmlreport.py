@@ -34,20 +34,6 @@ from orchestrator.analysis.selection import (  # noqa: E402
 )
 from orchestrator.storage.store import ResultStore  # noqa: E402
 
-PUBLISHED = [
-    # (learner, mean balanced accuracy %, tasks perfectly solved, of tasks, source), shown in the
-    # store's own format (percent; count/total (share)) and marked "published" on the page.
-    ("ILASP* (paper Table 3)", 86.0, 80, 200, "IGGP paper, 200 tasks, 30 min/predicate, authors' scoring"),
-    ("Metagol (paper Table 3)", 69.0, 68, 200, "IGGP paper, 200 tasks, 30 min/predicate"),
-    ("ILASP* (strict re-score)", 86.0, 73, 200, "notes.md: authors' programs, every atom scored, 200 tasks"),
-    ("ILASP* (159 shared tasks)", 85.0, 57, 159, "authors' programs re-scored on the 159 shared tasks"),
-    ("true (reference impl.)", 49.1, 7, 159, "independent implementation, 159 shared tasks"),
-    ("inertia (reference impl.)", 57.0, 7, 159, "independent implementation, 159 shared tasks"),
-    ("mean (reference impl.)", 66.3, 25, 159, "independent implementation, 159 shared tasks"),
-    ("knn1 (reference impl.)", 81.2, 26, 159, "independent implementation, 159 shared tasks"),
-    ("knn5 (reference impl.)", 81.6, 32, 159, "independent implementation, 159 shared tasks"),
-]
-
 # GraphLog paper, single-task supervised, mean test accuracy over its 57 worlds (notes.md).
 GRAPHLOG_PUBLISHED = {"gat-egat": 0.619, "param-egat": 0.611, "gcn-egat": 0.604,
                       "param-rgcn": 0.539, "gat-rgcn": 0.531, "gcn-rgcn": 0.526}  # fmt: skip
@@ -79,10 +65,10 @@ def _fmt(v) -> str:
     return f"{v:.3f}" if isinstance(v, float) else html.escape("" if v is None else str(v))
 
 
-def _table_html(rows: list[dict], published: list[tuple] | None = None) -> str:
+def _table_html(rows: list[dict], published: list[dict] | None = None) -> str:
     """An HTML table of summary rows as people read them (:func:`display_rows`: percent, perfectly
-    solved as count/total (share)); ``published`` rows (learner, ba %, solved, of, source) are
-    appended in the same format, marked."""
+    solved as count/total (share)); ``published`` rows (:func:`published_rows`: learner, tasks,
+    balanced_accuracy, perfect, source) are appended in the same format, marked."""
     if not rows and not published:
         return "<p class='note'>(no rows)</p>"
     rows = display_rows(rows)
@@ -92,19 +78,41 @@ def _table_html(rows: list[dict], published: list[tuple] | None = None) -> str:
     out = ["<table><tr>" + "".join(f"<th>{html.escape(str(c))}</th>" for c in cols) + "</tr>"]
     for r in rows:
         out.append("<tr>" + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in cols) + "</tr>")
-    for name, ba, solved, of, source in published or []:
+    for row in published or []:
         values = {
-            "learner": name,
-            "tasks": of,
-            "balanced accuracy": percent(ba / 100),
-            "perfectly solved": perfect_cell(solved, of),
-            "source": f"published: {source}",
+            "learner": row["learner"],
+            "tasks": row["tasks"],
+            "balanced accuracy": percent(row["balanced_accuracy"]),
+            "perfectly solved": perfect_cell(row["perfect"], row["tasks"]),
+            "source": row["source"],
         }
         out.append(
             "<tr class='published'>" + "".join(f"<td>{_fmt(values.get(c))}</td>" for c in cols) + "</tr>"
         )
     out.append("</table>")
     return "\n".join(out)
+
+
+def published_rows(task_rows: list[dict], anchors: list) -> list[dict]:
+    """Each anchor's figures on exactly the tasks each learner completed (never on other tasks).
+
+    Why: a published mean over other tasks, or another scoring, says nothing about a learner; an
+    anchor file (:mod:`orchestrator.analysis.anchor`) holds per-task scores, so it is restricted here.
+    """
+    done: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for r in task_rows:
+        if r.get("tasks"):
+            done[r["learner"]].add((r["game"], r["target"]))
+    out = []
+    for learner, tasks in sorted(done.items()):
+        for anchor in anchors:
+            figures = anchor.on(tasks)
+            if figures["tasks"]:
+                out.append(
+                    {"learner": f"{anchor.name} on {learner}'s tasks", **figures,
+                     "source": f"published: {anchor.source}"}
+                )  # fmt: skip
+    return out
 
 
 def predictive_rows(predictive: list[dict], task_rows: list[dict]) -> list[dict]:
@@ -334,7 +342,14 @@ def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Pa
     sel = greedy_select(table, k)
     check = check_selection(table, sel)
     rows = [
-        {"rank": i + 1, "task": t, "cumulative_gain_bits": g, "single_gain_bits": sel.single_gain[t]}
+        {
+            "rank": i + 1,
+            "task": t,
+            "cumulative_gain_bits": g,
+            "single_gain_bits": sel.single_gain[t],
+            "tied_candidates": sel.tied[i],
+            "decided_by": sel.decided_by[i],
+        }  # fmt: skip
         for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
     ]
     reps = int(table.repeats.min()) if table.repeats.size else 0
@@ -357,9 +372,14 @@ def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Pa
 
 
 def write_html(
-    store: ResultStore, out: Path, k: int = 10, metrics: tuple[str, ...] = ("ba", "perfect")
-) -> Path:
-    """Write the report page to ``out`` and its PNG figures to ``out``'s ``<stem>_figures/``."""
+    store: ResultStore, out: Path, k: int = 10, metrics: tuple[str, ...] = ("ba", "perfect"),
+    anchors: list | None = None,
+) -> Path:  # fmt: skip
+    """Write the report page to ``out`` and its PNG figures to ``out``'s ``<stem>_figures/``.
+
+    ``anchors`` (:class:`orchestrator.analysis.anchor.Anchor`) are published per-task scores, shown beside
+    each learner on that learner's tasks only.
+    """
     out = Path(out)
     figdir = out.with_name(out.stem + "_figures")
     tables = report_tables(store, by=("learner", "target", "game", "task"))
@@ -368,9 +388,15 @@ def write_html(
     empty = "no complete task in this store yet (orch status says what is missing)"
     sections = [
         f"<h1>orch report</h1><p class='note'>Store: {html.escape(store.uri)}."
-        f" {html.escape(STRICT_NOTE)} Rows in italics are published or reference figures, not runs of this store.</p>",
+        f" {html.escape(STRICT_NOTE)} Rows in italics are published figures read from the named file, on the same tasks"
+        " as the learner they name, not runs of this store.</p>",
         "<h2>Learners (IGGP Table 3)</h2>",
-        _table_html(tables.get("learner", []), PUBLISHED),
+        _table_html(tables.get("learner", []), published_rows(tables.get("task", []), anchors or [])),
+        "<h2>Like for like</h2>",
+        "<p class='note'>Errored predicates (and timeouts without a model) are scored as predicting false "
+        "for every atom. Each figure is also given with fallback models counted as failures. Trivial tasks "
+        "have no positive or no negative test atom; perfect is also given without them.</p>",
+        _table_html(tables.get("like_for_like", [])),
         "<h2>By target (Tables 4 and 5)</h2>",
         _table_html(tables.get("target", [])) if tables.get("target") else _not_shown(empty),
     ]
@@ -381,6 +407,8 @@ def write_html(
     if predictive:
         sections += [
             "<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
+            f"<p class='note'>One row per run (game, learner, seed, repeat): {len(predictive)} run(s) "
+            "scored by <code>orch analyse predictive</code>, which lists the runs it left out and why.</p>",
             _table_html(predictive_rows(predictive, task_rows)),
         ]
     else:

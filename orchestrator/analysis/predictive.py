@@ -12,12 +12,15 @@ the GDL rules on every example.
   played; in M every role's move must be predicted legal by the learned legal rules):
   TP = |(a_M(s) - s) ∩ (a_E(s) - s)|, FP = |(a_M(s) - s) - a_E(s)|, FN = |(a_M(s) ∩ s) - a_E(s)|,
   summed over the states of each action.
+  A terminal state has no moves: no action is taken there, so it is not an example of effects
+  (it used to count as an extra, empty joint action, which lowered effects recall).
 * P = TP/(TP+FP), R = TP/(TP+FN), with P = 1 when TP+FP = 0 and R = 1 when TP+FN = 0 (as the
   reference code behaves). Macro-averaged over the actions that occur (in M or in E): an action
   that neither side ever takes would add a vacuous P = R = 1.
 
 Only rule-based learners (a ``program`` in the store) are scored here: their rules are
-re-evaluated on the test backgrounds through the one symbolic evaluation path.
+re-evaluated on the test backgrounds through the one symbolic evaluation path. Runs left out are listed with why
+(:func:`score_store`'s ``skipped``), so the output says how many runs each figure covers.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ def effects(
     for e in range(split.n_examples):
         row = split.background_of(e)
         moves = [i for i in row if i in move_as_legal]
+        if not moves:  # a terminal state: nobody moves, so there is no action and no effect
+            continue
         action = " ".join(sorted(bg.names[i] for i in moves))
         if legal_pred is not None and legal_task_on_states is not None:
             legal_now = {
@@ -218,11 +223,14 @@ def cached_source(sources: dict, spec: str):
     return sources[spec]
 
 
-def score_store(store, dataset: str | None = None, split: str = "test") -> list[dict]:
+def score_store(
+    store, dataset: str | None = None, split: str = "test", skipped: list[dict] | None = None
+) -> list[dict]:
     """Predictive power of every rule-based run in ``store`` that has both legal and next rows.
 
     A run is (sweep, dataset, game, learner, seed, repeat); its legal (next) model is the union of
     the stored rules of its legal_* (next_*) jobs. ``dataset`` overrides the stored dataset path.
+    Each run left out is appended to ``skipped`` (the run's keys and a ``reason``).
     """
     from learners.ilp.evaluate import RuleModel
 
@@ -233,9 +241,14 @@ def score_store(store, dataset: str | None = None, split: str = "test") -> list[
         learner, game = run["learner"], run["game"]
         models = {t: [r["program"] for r in rows if r["target"] == t] for t in ("legal", "next")}
         if not models["legal"] or not models["next"]:
+            if skipped is not None:
+                missing = "legal" if not models["legal"] else "next"
+                skipped.append({**run, "reason": f"no scored {missing} job"})
             continue
         parts = {t: [rule_model(m, f"{learner} {t}") for m in models[t]] for t in ("legal", "next")}
         if any(m is None for ms in parts.values() for m in ms):
+            if skipped is not None:
+                skipped.append({**run, "reason": "not rules (a non-symbolic model)"})
             continue
         legal = RuleModel("\n".join(m.rules() for m in parts["legal"]), name=f"{learner} legal")
         nxt = RuleModel("\n".join(m.rules() for m in parts["next"]), name=f"{learner} next")

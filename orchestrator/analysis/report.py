@@ -9,11 +9,14 @@ What counts:
 
 * Each job's latest attempt (:meth:`ResultStore.latest`).
 * ``ok`` and ``timeout`` rows count with their counts (a timeout holds its best model's counts).
+* A failed job (``error``, ``oom``, ``killed``, a timeout before any model) is scored as
+  predicting false for every atom (the counts the worker stores as ``extra.all_false``), never
+  left out; the ``errored`` column counts such predicates.
 * A task is *complete* for a learner when every predicate of the task has a row with counts. The
   predicates of a task are those in the sweep manifests plus those any learner has a row for.
-  A task with a failed job (``error``, ``oom``, ``killed``, a timeout before any model) or a
-  missing job is *incomplete*: it is left out of the means and shares, and every table has an
-  ``incomplete`` column so that learners are only compared on equal terms knowingly.
+  A task with a missing job, or a failed job from a store without ``all_false`` counts, is
+  *incomplete*: it is left out of the means and shares, and every table has an ``incomplete``
+  column so that learners are only compared on equal terms knowingly.
 * Several seeds or repeats of one task are averaged: the task's balanced accuracy is their mean,
   and its "perfect" value the fraction of runs solved perfectly (an integer count for one run).
 * Rows of one learner and task on different data (dataset fingerprints) are not mixed: the task
@@ -45,6 +48,12 @@ STRICT_NOTE = (
     "predicates; perfectly solved = balanced accuracy exactly 1.0. Incomplete tasks are excluded."
 )
 
+TITLES = {
+    "incomplete": "incomplete tasks (left out of the tables above)",
+    "like_for_like": "like for like (errored predicates scored as predicting false; "
+    "fallback models also counted as failures; trivial tasks: no positive or no negative test atom)",
+}
+
 _ROW_COLUMNS = [
     "job_id",
     "sweep",
@@ -74,6 +83,8 @@ class TaskScore:
     runs: dict[tuple, dict[str, Counts | None]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     datasets: set[str | None] = field(default_factory=set)
+    errored: int = 0
+    """Predicates of failed jobs scored as predicting false everywhere (over all runs)."""
 
     def complete(self, predicates: set[str]) -> bool:
         return (
@@ -109,7 +120,7 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     if split not in ("test", "validate"):
         raise StoreError(f"split must be 'test' or 'validate', not {split!r}")
     counts = [f"{split}_{c}" for c in ("tp", "fp", "tn", "fn")]
-    rows = store.latest([*_ROW_COLUMNS, *counts])
+    rows = store.latest([*_ROW_COLUMNS, *counts, "extra"])
     manifests = store.manifests()
     # GraphLog setup jobs (orch graphlog sweep) score worlds, not tasks: `orch graphlog results`.
     rows = rows.filter(pc.invert(pc.starts_with(rows["target"], GRAPHLOG_TARGET_PREFIX)))
@@ -144,9 +155,10 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
         score.datasets.add(r["dataset_fingerprint"])
         values = [r[c] for c in counts]
         scored = r["status"] in FINAL_STATUSES and all(v is not None for v in values)
-        run[r["predicate"]] = Counts(*values) if scored else None
+        run[r["predicate"]] = Counts(*values) if scored else _all_false(r["extra"], split)
         if not scored:
             score.failures.append(r["status"])
+            score.errored += run[r["predicate"]] is not None
     # A learner that never ran some task of the sweep has an incomplete (missing) task there.
     for label in {s.learner for s in scores.values()}:
         for game, target in predicates:
@@ -157,12 +169,21 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
     ), predicates
 
 
+def _all_false(extra: str | None, split: str) -> Counts | None:
+    """What predicting false everywhere scores on ``split`` (stored by the worker), if known."""
+    nothing = json.loads(extra or "{}").get("all_false") or {}
+    values = [nothing.get(f"{split}_{c}") for c in ("tp", "fp", "tn", "fn")]
+    known = [int(v) for v in values if v is not None]
+    return Counts(*known) if len(known) == 4 else None
+
+
 def _summary(group: Iterable[tuple[TaskScore, set[str]]]) -> dict:
-    bas, perfect, incomplete = [], 0.0, 0
+    bas, perfect, incomplete, errored = [], 0.0, 0, 0
     for score, preds in group:
         if not score.complete(preds):
             incomplete += 1
             continue
+        errored += score.errored
         runs = score.pooled()
         bas.append(sum(c.balanced_accuracy for c in runs) / len(runs))
         perfect += sum(c.perfect for c in runs) / len(runs)
@@ -173,6 +194,7 @@ def _summary(group: Iterable[tuple[TaskScore, set[str]]]) -> dict:
         "balanced_accuracy": sum(bas) / n if n else None,
         "perfect": int(perfect) if perfect == int(perfect) else round(perfect, 3),
         "perfect_share": perfect / n if n else None,
+        "errored": errored,
     }
 
 
@@ -184,7 +206,8 @@ def report_tables(
 ) -> dict[str, list[dict]]:
     """Tables keyed by name: ``learner`` (Table 3), ``target`` (learner x target, Table 4), ``game``
     (game x learner, Table 5), ``task`` (one row per learner and task), plus ``incomplete``
-    (learner x reason: how many tasks were left out and why)."""
+    (learner x reason: how many tasks were left out and why) and, with ``learner`` on test,
+    ``like_for_like`` (:func:`orchestrator.analysis.results.like_for_like`)."""
     unknown = [b for b in by if b not in TABLES]
     if unknown:
         raise StoreError(f"unknown table(s) {unknown}; choose from {list(TABLES)}")
@@ -213,6 +236,10 @@ def report_tables(
         tables["task"] = [
             {"learner": s.learner, "game": s.game, "target": s.target, **_summary([(s, p)])} for s, p in keyed
         ]
+    if "learner" in by and split == "test":
+        from orchestrator.analysis.results import like_for_like
+
+        tables["like_for_like"] = like_for_like(store, sweep)
     reasons: dict[tuple[str, str], int] = defaultdict(int)
     for s, preds in keyed:
         if not s.complete(preds):
@@ -262,7 +289,7 @@ _NUMBER = re.compile(r"^-$|^[\d.]+%?$|^[\d.]+/\d+ \([\d.]+%\)$")
 def _cell(column: str, value) -> str:
     if value is None:
         return "-"
-    if column in ("balanced_accuracy", "perfect_share") and isinstance(value, float):
+    if column in ("balanced_accuracy", "perfect_share", "ba_fallback_failed") and isinstance(value, float):
         return percent(value)
     return str(value)
 
@@ -313,7 +340,7 @@ def render(tables: dict[str, list[dict]], format: str = "table") -> str:
     for name, rows in tables.items():
         if not rows:
             continue
-        title = "incomplete tasks (left out of the tables above)" if name == "incomplete" else f"by {name}"
+        title = TITLES.get(name, f"by {name}")
         out.append(f"## {title}" if format == "md" else f"{title}:")
         shown = display_rows(rows)
         out += _md_table(shown) if format == "md" else _text_table(shown)

@@ -14,8 +14,13 @@ and notes.md), for learners instead of game-playing agents:
   solved) are separate problems in that product. Sigma is floored so that a zero-variance learner
   does not give an infinite density.
 * Greedy selection adds, one at a time, the problem that maximises IG(S ∪ {g}) and records the
-  cumulative gain. A task is chosen with all of its metrics at once. Ties (the gain saturates at
-  log2 n with few learners) are broken at coarser resolutions (:data:`TIE_SCALES`).
+  cumulative gain. A task is chosen with all of its metrics at once.
+* Ties: the project's own addition, not the paper's. With few learners the gain saturates at
+  log2 n and many candidates tie; they are then compared by their gain with every deviation
+  widened 4, 16 and 64 times (:data:`TIE_SCALES`), and a tie at every resolution goes to the first
+  task in table order. Each pick records how many candidates tied with it at the paper's own
+  resolution and what decided it (``Selection.tied``, ``Selection.decided_by``), so outputs show
+  ties as ties instead of as a ranking the method does not give.
 
 The check: rank the learners by their mean score on the chosen k tasks and on all tasks, and
 compare the two rankings with Kendall's tau; as a baseline, the mean tau of random k-task subsets.
@@ -117,6 +122,10 @@ class Selection:
     cumulative_gain: list[float]
     single_gain: dict[str, float]
     max_gain: float
+    tied: list[int] = field(default_factory=list)
+    """Per pick: how many other candidates had the same gain at the paper's resolution."""
+    decided_by: list[str] = field(default_factory=list)
+    """Per pick: ``gain``, ``widened xS`` (the tie-break that decided) or ``tie: table order``."""
 
 
 def greedy_select(table: PerformanceTable, k: int, floor: float = SIGMA_FLOOR) -> Selection:
@@ -124,20 +133,35 @@ def greedy_select(table: PerformanceTable, k: int, floor: float = SIGMA_FLOOR) -
     chosen: list[int] = []
     cumulative: list[float] = []
     single = {t: information_gain(table.mu[i], table.sigma[i], floor) for i, t in enumerate(table.tasks)}
+    tied: list[int] = []
+    decided: list[str] = []
     for _ in range(min(k, len(table.tasks))):
-        best, best_key = -1, tuple[float, ...]()
+        keys: dict[int, tuple[float, ...]] = {}
         for i in range(len(table.tasks)):
             if i in chosen:
                 continue
             idx = [*chosen, i]
-            key = tuple(
+            keys[i] = tuple(
                 round(information_gain(table.mu[idx], table.sigma[idx] * s, floor * s), 9) for s in TIE_SCALES
             )
-            if key > best_key:
-                best, best_key = i, key
+        best = max(keys, key=keys.__getitem__)  # the first of equal keys: table order
+        rivals = [i for i in keys if i != best and keys[i][0] == keys[best][0]]
         chosen.append(best)
-        cumulative.append(best_key[0])
-    return Selection([table.tasks[i] for i in chosen], cumulative, single, math.log2(len(table.learners)))
+        cumulative.append(keys[best][0])
+        tied.append(len(rivals))
+        decided.append(_decided_by(keys, best, rivals))
+    return Selection(
+        [table.tasks[i] for i in chosen], cumulative, single, math.log2(len(table.learners)), tied, decided
+    )
+
+
+def _decided_by(keys: dict[int, tuple[float, ...]], best: int, rivals: list[int]) -> str:
+    if not rivals:
+        return "gain"
+    for level in range(1, len(TIE_SCALES)):
+        if all(keys[i][: level + 1] < keys[best][: level + 1] for i in rivals):
+            return f"widened x{TIE_SCALES[level]}"
+    return "tie: table order"
 
 
 def ranking_scores(table: PerformanceTable, task_ids: list[int] | np.ndarray) -> np.ndarray:

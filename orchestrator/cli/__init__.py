@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from orchestrator import __version__
-from orchestrator.cli import analysis, games, graphlog, helptext, learners, run
+from orchestrator.cli import analysis, bench, games, graphlog, helptext, learners, run
 from orchestrator.cli.errors import OrchGroup, set_debug
 
 helptext.install()  # flags render as flags in --help (see orchestrator/cli/helptext.py)
@@ -37,7 +37,7 @@ def main(
     set_debug(debug)
 
 
-for _module in (games, learners, run, graphlog, analysis):
+for _module in (games, learners, run, graphlog, analysis, bench):
     _module.register(app)
 
 if __name__ == "__main__":

@@ -35,6 +35,11 @@ def report_command(
         None, "--html", help="Also write a self-contained HTML page (and PNG figures beside it)."
     ),
     k: int = typer.Option(10, "--k", min=1, help="Tasks to choose in the HTML page's selection section."),
+    anchor: list[Path] = typer.Option(
+        [],
+        "--anchor",
+        help="Published per-task scores (CSV) shown beside each learner on its tasks (HTML page).",
+    ),
 ) -> None:
     """Summarise the results in the store as the IGGP paper's tables (strict scoring).
 
@@ -50,11 +55,13 @@ def report_command(
         )
         typer.echo(render(tables, format), nl=False)
         if html is not None:
+            from orchestrator.analysis.anchor import read_anchor
             from orchestrator.analysis.htmlreport import write_html
 
-            out = write_html(ResultStore(store, must_exist=True), html, k=k)
+            anchors = [read_anchor(a) for a in anchor]
+            out = write_html(ResultStore(store, must_exist=True), html, k=k, anchors=anchors)
             typer.echo(f"wrote {out} and its figures in {out.with_name(out.stem + '_figures')}/", err=True)
-    except StoreError as e:
+    except (StoreError, ValueError) as e:
         typer.echo(f"error: {scrub(str(e))}", err=True)
         raise typer.Exit(2) from e
 
@@ -103,6 +110,8 @@ def select(
             "task": t,
             "cumulative_gain": round(g, 4),
             "single_gain": round(sel.single_gain[t], 4),
+            "tied_candidates": sel.tied[i],
+            "decided_by": sel.decided_by[i],
         }
         for i, (t, g) in enumerate(zip(sel.tasks, sel.cumulative_gain, strict=True))
     ]
@@ -138,19 +147,40 @@ def select(
 
 def compare_command(
     a: str = typer.Argument(..., help="First side: LEARNER or LEARNER@SWEEP."),
-    b: str = typer.Argument(..., help="Second side: LEARNER or LEARNER@SWEEP."),
+    b: str | None = typer.Argument(None, help="Second side: LEARNER or LEARNER@SWEEP (or use --anchor)."),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store of side A (and B)."),
     store_b: str | None = typer.Option(
         None, "--store-b", help="A second store for side B (another version)."
     ),
+    anchor: Path | None = typer.Option(
+        None,
+        "--anchor",
+        help="Compare A with a published system's per-task scores (CSV: game,target,*_ba,perfect).",
+    ),
+    results: Path | None = typer.Option(
+        None,
+        "--results",
+        help="With --anchor: read A from a results file (docs/results) instead of the store.",
+    ),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
     all_tasks: bool = typer.Option(False, "--all", help="List ties too, not only wins and losses."),
 ) -> None:
-    """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy."""
+    """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy.
+
+    With --anchor FILE, compare learner A with a published system's per-task scores (e.g.
+    ../shared/iggp/ilasp_star_shared.csv) on the tasks both have, as scored and with A's fallback
+    models counted as failures; errored predicates of A count as predicting false.
+    """
     from orchestrator.analysis.compare import Side, compare
     from orchestrator.analysis.report import render
     from orchestrator.storage.store import ResultStore
 
+    if anchor is not None:
+        _compare_anchor(a, anchor, store, results, fmt, all_tasks)
+        return
+    if b is None:
+        typer.echo("error: give a second side B, or --anchor FILE", err=True)
+        raise typer.Exit(2)
     sa = ResultStore(store, must_exist=True)
     sides = [Side.parse(a, sa), Side.parse(b, ResultStore(store_b, must_exist=True) if store_b else sa)]
     # a misspelt learner would compare against nothing: say so, with suggestions
@@ -177,6 +207,55 @@ def _stored_learner(side: Side) -> str:
     raise typer.BadParameter(f"no learner {side.learner!r} in the store {side.store.uri}; {hint}{listing}")
 
 
+def _compare_anchor(
+    learner: str, anchor: Path, store: str, results: Path | None, fmt: str, all_tasks: bool
+) -> None:
+    from orchestrator.analysis.anchor import compare_to_anchor, read_anchor
+    from orchestrator.analysis.report import render
+    from orchestrator.analysis.results import collect, read_rows, task_row
+    from orchestrator.storage.store import ResultStore, StoreError, scrub
+
+    try:
+        published = read_anchor(anchor)
+        if results is not None:
+            rows = [r for r in read_rows(results) if r["learner"] == learner]
+        else:
+            label, _, sweep = learner.partition("@")
+            learner = label
+            rows = [r for t in collect(ResultStore(store), [label], sweep or None) if (r := task_row(t))]
+    except (ValueError, OSError, StoreError) as e:
+        typer.echo(f"error: {scrub(str(e))}", err=True)
+        raise typer.Exit(2) from None
+    budgets = {str(r["budget_s"]) for r in rows}
+    if not rows or len(budgets) > 1:
+        why = (
+            "no finished tasks"
+            if not rows
+            else f"several budgets ({', '.join(sorted(budgets))}): use --results"
+        )
+        typer.echo(f"error: {learner}: {why} in {scrub(str(results or store))}", err=True)
+        raise typer.Exit(1)
+    tables: dict[str, list[dict]] = {}
+    summaries = []
+    for scoring, ba, perfect in (
+        ("as scored", "balanced_accuracy", "perfect"),
+        ("fallback = failure", "ba_fallback_failed", "perfect_fallback_failed"),
+    ):
+        scores = {(r["game"], r["target"]): (float(r[ba]), str(r[perfect]) == "1") for r in rows}
+        c = compare_to_anchor(learner, scores, published)
+        if scoring == "as scored":
+            tables["tasks"] = c.rows if all_tasks else [r for r in c.rows if r["outcome"] != "tie"]
+        summaries.append({"scoring": scoring, **c.summary()})
+    errored = sum(int(r["errored_predicates"]) for r in rows)
+    fallback = sum(int(r["fallback_predicates"]) for r in rows)
+    trivial = sum(str(r["trivial"]) == "1" for r in rows)
+    tables["summary"] = summaries
+    tables["counted"] = [{"learner": learner, "tasks": len(rows), "errored predicates (scored false)": errored,
+                          "fallback predicates": fallback, "trivial tasks": trivial,
+                          "anchor": published.source}]  # fmt: skip
+    typer.echo(render(tables, fmt))
+
+
 analyse_app = typer.Typer(
     help="Analyses computed from the store (and the data) and stored back into it.", no_args_is_help=True
 )
@@ -199,11 +278,22 @@ def predictive_command(
     from orchestrator.storage.store import ResultStore
 
     s = ResultStore(store, must_exist=True)
-    rows = score_store(s, dataset)
+    skipped: list[dict] = []
+    rows = score_store(s, dataset, skipped=skipped)
     write_predictive(s, rows)
     if not rows:
         typer.echo("no rule-based runs with both legal and next rules in the store", err=True)
-    typer.echo(render({"predictive power": rows}, fmt))
+    tables = {"predictive power": rows}
+    if skipped:
+        tables["runs left out"] = [
+            {k: r[k] for k in ("game", "learner", "seed", "repeat", "reason")} for r in skipped
+        ]
+    typer.echo(render(tables, fmt))
+    typer.echo(
+        f"Each row is one run (game, learner, seed, repeat): {len(rows)} run(s) scored, "
+        f"{len(skipped)} left out (listed above with why).",
+        err=fmt == "json",
+    )
 
 
 @analyse_app.command("compose")

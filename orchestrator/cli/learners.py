@@ -138,7 +138,7 @@ def _fit_supervised(learner: str, task: Task, seconds: float | None) -> tuple[Mo
             send(ModelReport(i, blob, model.describe(), model.rules()))
 
         try:
-            model = make_learner(learner).fit(task, Budget(seconds), report=ship)
+            model = make_learner(learner).fit(task.learning_view(), Budget(seconds), report=ship)
         except KeyError as e:  # bad input, e.g. the published ttcc4_legal has no train file
             return "input", str(e.args[0])
         return "ok", pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)

@@ -94,7 +94,8 @@ def run_jobs(
             send(ModelReport(i, blob, model.describe(), model.rules()))
 
         seed_everything(job_rng_seed(job.seed, job.repeat))
-        model = make_learner(job.learner).fit(tasks[i], Budget(job.budget_s), report=ship)
+        # the learner gets train and validate only: the test split is not in the object it sees
+        model = make_learner(job.learner).fit(tasks[i].learning_view(), Budget(job.budget_s), report=ship)
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), model.describe(), model.rules())
 
     def keep(message: Any) -> None:
@@ -130,6 +131,10 @@ def run_jobs(
             row["status"], row["error"] = "error", f"the job's process died without a result ({why})"
         if row["status"] in FINAL_STATUSES and "bytes" in entry:
             row["program"], row["description"] = entry["rules"], entry["describe"]
+        try:
+            row["extra"]["all_false"] = all_false_counts(tasks[i])
+        except Exception:  # noqa: BLE001 (a task the scorer cannot count must not fail the batch)
+            pass
         latest[i] = entry
         rows.append(row)
 
@@ -145,7 +150,11 @@ def run_jobs(
         for split, per_predicate in scores.items():
             counts.update(pool(per_predicate.values()).as_dict(f"{split}_"))
         curve = getattr(model, "learning_curve", None)  # GNN learners: [{epoch, loss, valid_acc}, ...]
-        return "ok", {"counts": counts, "extra": {"learning_curve": curve} if curve else {}}
+        extra: dict[str, Any] = {"learning_curve": curve} if curve else {}
+        fallback = getattr(model, "fallback", None)  # ilasp: the loop's cover was incomplete
+        if fallback is not None:
+            extra["fallback"] = bool(fallback)
+        return "ok", {"counts": counts, "extra": extra}
 
     scored = run_supervised(len(to_score), score, lambda k: limits.eval_timeout_s, limits.memory_bytes)
     for i, out in zip(to_score, scored, strict=True):
@@ -158,6 +167,25 @@ def run_jobs(
             reason = out.payload if out.kind in ("error", "oom") else f"{out.kind} (signal {out.signal})"
             row["status"], row["error"] = "error", f"scoring the model failed: {reason}"
     return rows
+
+
+def all_false_counts(task: Task) -> dict[str, int]:
+    """The counts of predicting false for every atom (validate and test), kept with every row.
+
+    Why: a job that errored, or timed out before any model, is scored as this (never left out);
+    storing it with the row lets reports do so from the store alone (``extra.all_false``).
+    """
+    import scipy.sparse as sp
+
+    from learners.metrics import count, pool
+
+    out: dict[str, int] = {}
+    for name in ("validate", "test"):
+        if name in task.splits:
+            split = task.splits[name]
+            nothing = sp.csr_matrix((split.n_examples, len(task.target_atoms)), dtype=bool)
+            out.update(pool(count(task, split, nothing).values()).as_dict(f"{name}_"))
+    return out
 
 
 # --- the Ray actor -------------------------------------------------------------------------------

@@ -99,3 +99,20 @@ def test_an_expired_budget_returns_the_best_so_far():
 def test_registered_names(name, max_body, soft):
     learner = make_learner(name)
     assert learner.settings.max_body == max_body and learner.soft is soft
+
+
+def test_keeps_its_own_budget_on_a_task_whose_grounding_outlasts_it(iggp_dir):
+    """tictactoe next grounds for far longer than 2 s: aspal must stop by itself within 1 s of it.
+
+    (Before the solve moved into a child the learner kills, clingo's uninterruptible grounding
+    overran budgets by 20 s to 72 s and relied on the worker's kill.)
+    """
+    import time
+
+    from tasks.iggp import Dataset
+
+    task = Dataset(iggp_dir).load_task("tictactoe", "next").learning_view()
+    started = time.monotonic()
+    model = make_learner("aspal").fit(task, Budget(2.0))
+    assert time.monotonic() - started < 2.0 + 1.0
+    assert "budget spent" in model.describe()

@@ -257,7 +257,7 @@ def test_html_report_reads_right_in_chromium(store, tmp_path):
         cells = shown[row["learner"]]
         assert cells[1] == str(row["tasks"]) and cells[3] == percent(row["balanced_accuracy"])
         assert cells[4] == perfect_cell(row["perfect"], row["tasks"]) and "/" in cells[4]
-    assert shown["ILASP* (159 shared tasks)"][3:5] == ["85.0%", "57/159 (35.8%)"]
+    assert not any("ILASP*" in c for c in shown)  # published rows only from an --anchor file
     assert "Not shown: needs at least 3 learners" in text
     # no fraction anywhere a balanced accuracy or a share is shown
     for line in lines:
@@ -282,3 +282,51 @@ def test_compare_a_misspelt_learner_is_an_error_with_suggestions(store):
     ok = CliRunner().invoke(app, ["compare", "STRONG", "weak", "--store", store.root, "--format", "json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.output)["summary"][0]["tasks"] == 16
+
+
+def _anchor_file(tmp_path):
+    lines = ["game,target,pub_test_ba,perfect"]
+    lines += [
+        f"game{g},{t},{0.5 if g == 0 else 1.0},{int(g != 0)}" for g in range(8) for t in ("legal", "next")
+    ]
+    lines.append("elsewhere,goal,0.0,0")  # a task no learner ran: must never enter a published row
+    path = tmp_path / "pub.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_published_rows_come_from_a_named_file_on_the_learners_tasks_only(store, tmp_path):
+    from orchestrator.analysis.anchor import read_anchor
+    from orchestrator.analysis.htmlreport import published_rows
+    from orchestrator.analysis.report import report_tables
+
+    anchor = read_anchor(_anchor_file(tmp_path))
+    rows = published_rows(report_tables(store, by=("task",))["task"], [anchor])
+    assert {r["learner"] for r in rows} == {f"pub on {n}'s tasks" for n in SKILL}
+    for r in rows:
+        assert (r["tasks"], r["perfect"]) == (16, 14)
+        assert r["balanced_accuracy"] == pytest.approx((2 * 0.5 + 14 * 1.0) / 16)
+        assert str(anchor.path) in r["source"]
+    page = write_html(store, tmp_path / "r.html", k=3, anchors=[anchor]).read_text()
+    assert "pub on strong&#x27;s tasks" in page and "Like for like" in page
+
+
+def test_compare_with_an_anchor_counts_wins_losses_and_ties(store, tmp_path):
+    result = CliRunner().invoke(
+        app, ["compare", "strong", "--anchor", str(_anchor_file(tmp_path)), "--store", store.root,
+              "--format", "json", "--all"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    summary = out["summary"][0]
+    assert summary["tasks"] == 16 and summary["only_anchor"] == 1
+    assert summary["wins"] + summary["losses"] + summary["ties"] == 16
+    by_task = {(r["game"], r["target"]): r for r in out["tasks"]}
+    for (game, target), r in by_task.items():
+        expected = (
+            "tie"
+            if r["learner_ba"] == r["anchor_ba"]
+            else ("win" if r["learner_ba"] > r["anchor_ba"] else "loss")
+        )
+        assert r["outcome"] == expected, (game, target)
+    assert out["counted"][0]["errored predicates (scored false)"] == 0

@@ -137,3 +137,54 @@ def test_stored_runs_are_joined_and_scored(tmp_path):
     assert got["learner"] == "rules" and got["game"] == "counter" and got["sweep"] == "s1"
     assert (got["applicability_precision"], got["applicability_recall"]) == (1.0, 1.0)
     assert (got["effects_precision"], got["effects_recall"]) == (1.0, 1.0)
+
+
+def test_macro_averages_by_hand(tasks):
+    legal, _ = tasks
+    always = np.ones((2, 2), dtype=bool)
+    # inc: TP 1, FP 1 -> P 0.5, R 1; stay: TP 2 -> P 1, R 1; macro P = 0.75, R = 1
+    assert macro(applicability(legal, legal.split("test"), always)) == (0.75, 1.0)
+    # a model that predicts stay only: inc TP 0 FN 1 -> P 1 (nothing predicted), R 0; macro (1, 0.5)
+    only_stay = np.array([[0, 1], [0, 1]], dtype=bool)
+    assert macro(applicability(legal, legal.split("test"), only_stay)) == (1.0, 0.5)
+
+
+def test_terminal_states_are_no_joint_action():
+    """A terminal state (no does atom) is not an effects example: it used to be an empty action."""
+    with_terminal = DatFile(NEXT.atoms, NEXT.statics, [*NEXT.examples, (["true_c(1)"], [])])
+    nxt = task_from_dats("counter", "next", {"test": with_terminal})
+    n = nxt.split("test")
+    # inertia on every example: the terminal one keeps c(1), which E (no successor) does not have
+    inertia = np.array([[1, 0], [1, 0], [0, 1], [0, 1]], dtype=bool)
+    eff = effects(nxt, n, inertia)
+    assert set(eff) == {"does(r, inc)", "does(r, stay)"}  # no "" action
+    # by hand: inc keeps c(0) (FN 1, R 0); stay changes nothing (P = R = 1): macro recall 0.5
+    assert macro(eff) == (1.0, 0.5)
+
+
+def test_an_empty_learned_program_is_scored_not_dropped(tmp_path):
+    """The store keeps a description for an empty program; the run must still be scored."""
+    for split in ("train", "validate", "test"):
+        (tmp_path / "data" / split).mkdir(parents=True)
+        write_dat(tmp_path / "data" / split / f"counter_legal_{split}.dat", LEGAL)
+        write_dat(tmp_path / "data" / split / f"counter_next_{split}.dat", NEXT)
+    rows = [
+        row("l", dataset=str(tmp_path), game="counter", target="legal", predicate="legal", learner="ilasp",
+            model="ilasp: 0 rules; budget; best partial cover, 3 iterations, train BA 0.500"),
+        row("n", dataset=str(tmp_path), game="counter", target="next", predicate="next_c", learner="ilasp",
+            model="next_c(N) :- true_c(N), does(r,stay)."),
+        row("k", dataset=str(tmp_path), game="counter", target="legal", predicate="legal", learner="knn1",
+            model="knn1 over 3 training backgrounds"),
+        row("k2", dataset=str(tmp_path), game="counter", target="next", predicate="next_c", learner="knn1",
+            model="knn1 over 3 training backgrounds"),
+    ]  # fmt: skip
+    store = ResultStore(tmp_path / "store")
+    store.write(rows)
+    skipped: list[dict] = []
+    [got] = score_store(store, skipped=skipped)
+    assert got["learner"] == "ilasp"
+    # the empty legal program predicts nothing: P = 1 (vacuous), R = 0 over inc and stay
+    assert (got["applicability_precision"], got["applicability_recall"]) == (1.0, 0.0)
+    # no action is legal in M, so no state is scored for effects: P = R = 1, zero joint actions
+    assert got["joint_actions"] == 0
+    assert [(s["learner"], s["reason"]) for s in skipped] == [("knn1", "not rules (a non-symbolic model)")]

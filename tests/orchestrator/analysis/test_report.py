@@ -161,7 +161,7 @@ def test_render_formats(store: ResultStore) -> None:
     assert data["learner"] == json.loads(json.dumps(tables["learner"])) and "Strict" in data["note"]
     sections = render(tables, "csv").split("# ")[1:]
     parsed = {s.split("\n", 1)[0]: list(csv.DictReader(io.StringIO(s.split("\n", 1)[1]))) for s in sections}
-    assert set(parsed) == {"learner", "target", "game", "incomplete"}
+    assert set(parsed) == {"learner", "target", "game", "incomplete", "like_for_like"}
     assert float(parsed["learner"][0]["balanced_accuracy"]) == pytest.approx(0.875)
     with pytest.raises(StoreError, match="unknown format"):
         render(tables, "xml")
@@ -205,3 +205,18 @@ def test_rows_on_other_data_are_not_mixed(tmp_path: Path) -> None:
     tables = report_tables(s)
     assert by_key(tables["learner"], "learner")["E"]["tasks"] == 0
     assert tables["incomplete"] == [{"learner": "E", "reason": "mixed datasets (use --sweep)", "tasks": 1}]
+
+
+def test_a_failed_job_with_stored_all_false_counts_scores_as_predicting_false(tmp_path: Path) -> None:
+    s = ResultStore(tmp_path / "st")
+    nothing = {"all_false": {"test_tp": 0, "test_fp": 0, "test_tn": 6, "test_fn": 2}}
+    s.write(
+        [
+            result("C", "g", "next", "next_a", (2, 0, 4, 0)),
+            result("C", "g", "next", "next_b", status="error", error="boom", extra=nothing),
+        ]
+    )
+    (row,) = report_tables(s, by=("learner",))["learner"]
+    # pooled (2, 0, 10, 2): recall 2/4, specificity 1 -> 0.75; the task is scored, not left out
+    assert (row["tasks"], row["incomplete"], row["errored"], row["perfect"]) == (1, 0, 1, 0)
+    assert row["balanced_accuracy"] == pytest.approx(0.75)

@@ -96,3 +96,19 @@ def test_task_correlation_clusters_similar_tasks():
     assert corr[i["x1"], i["x2"]] > 0.9 and corr[i["x1"], i["y1"]] < -0.9
     pos = {table.tasks[t]: p for p, t in enumerate(order)}
     assert abs(pos["x1"] - pos["x2"]) == 1 and abs(pos["y1"] - pos["y2"]) == 1
+
+
+def test_ties_are_reported_as_ties_with_what_decided_them():
+    # two learners far apart on three tasks: each alone gives log2 2 = 1 bit, so all three tie
+    runs = []
+    runs += _runs("wide", {"a": 0.1, "b": 0.9}, spread=0.01)
+    runs += _runs("narrow", {"a": 0.45, "b": 0.55}, spread=0.01)
+    runs += _runs("twin", {"a": 0.45, "b": 0.55}, spread=0.01)
+    sel = greedy_select(PerformanceTable.from_runs(runs, ["ba"]), k=3)
+    # at the paper's resolution all three give 1 bit: a tie the project breaks by widening sigma,
+    # which keeps "wide" (the larger margin) ahead
+    assert sel.cumulative_gain[0] == pytest.approx(1.0, abs=1e-6)
+    assert (sel.tasks[0], sel.tied[0], sel.decided_by[0]) == ("wide", 2, "widened x4")
+    # narrow and twin are identical: nothing tells them apart at any resolution
+    assert sel.tasks[1:] == ["narrow", "twin"] and sel.decided_by[1] == "tie: table order"
+    assert sel.tied[2] == 0 and sel.decided_by[2] == "gain"

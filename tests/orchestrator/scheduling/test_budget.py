@@ -60,6 +60,12 @@ def test_crash_is_an_error_with_the_traceback(source):
     )
     assert "description" not in rows["crash"] and "test_tp" not in rows["crash"]
     assert rows["noop"]["status"] == "ok"
+    # what predicting false for every atom scores, kept so reports count the error as exactly that
+    nothing = {"test_tp": 0, "test_fp": 0, "test_tn": 6, "test_fn": 3}
+    assert nothing.items() <= rows["crash"]["extra"]["all_false"].items()
+    assert rows["crash"]["extra"]["all_false"] == {
+        k: rows["noop"][k] for k in rows["crash"]["extra"]["all_false"]
+    }
 
 
 def test_memory_cap_gives_oom_and_the_next_job_gets_a_fresh_process(source):

@@ -1,0 +1,127 @@
+"""Published systems as *anchors*: per-task scores read from a data file, compared task by task.
+
+An anchor file is a CSV with ``game``, ``target``, one balanced-accuracy column (``balanced_accuracy``
+or a name ending in ``_ba``, e.g. ``ilasp_star_test_ba``) and optionally ``perfect`` (1 where the
+task is solved exactly; otherwise derived as BA == 1). ``../shared/iggp/ilasp_star_shared.csv``
+(ILASP*, re-scored strictly) is one. Why a file and not constants: a published figure is only
+comparable on the same tasks under the same scoring, and a file lets every report restrict it to
+the tasks a learner was actually run on, and name where it came from. Anchor files are read from
+their path; nothing is copied into the project.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+TIE = 1e-9
+"""Balanced accuracies closer than this are a tie (exactly equal up to float rounding)."""
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Per-task scores of a published system: ``scores[(game, target)] = (ba, perfect)``."""
+
+    name: str
+    path: str
+    scores: dict[tuple[str, str], tuple[float, bool]]
+
+    @property
+    def source(self) -> str:
+        return f"{self.name} (per-task scores from {self.path})"
+
+    def on(self, tasks: set[tuple[str, str]]) -> dict:
+        """The anchor's figures over ``tasks`` it has (the same tasks as the learner beside it)."""
+        common = sorted(tasks & self.scores.keys())
+        n = len(common)
+        return {
+            "tasks": n,
+            "balanced_accuracy": sum(self.scores[t][0] for t in common) / n if n else None,
+            "perfect": sum(self.scores[t][1] for t in common),
+        }
+
+
+def read_anchor(path: str | Path, name: str | None = None) -> Anchor:
+    """Read an anchor CSV; a bad file is a ValueError naming the file and line."""
+    path = Path(path)
+    try:
+        f = open(path, newline="")
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the anchor file ({e.strerror})") from None
+    with f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        score = [c for c in fields if c == "balanced_accuracy" or c.endswith("_ba")]
+        if "game" not in fields or "target" not in fields or len(score) != 1:
+            raise ValueError(
+                f"{path}:1: an anchor file needs columns game, target and one balanced-accuracy column "
+                f"(balanced_accuracy or *_ba); it has {fields}"
+            )
+        scores: dict[tuple[str, str], tuple[float, bool]] = {}
+        for line, row in enumerate(reader, start=2):
+            try:
+                ba = float(row[score[0]])
+                perfect = bool(int(row["perfect"])) if row.get("perfect") not in (None, "") else ba == 1.0
+            except (TypeError, ValueError):
+                raise ValueError(f"{path}:{line}: not a number in {score[0]!r} or 'perfect': {row}") from None
+            if not 0.0 <= ba <= 1.0:
+                raise ValueError(f"{path}:{line}: balanced accuracy {ba} is outside [0, 1]")
+            key = (row["game"], row["target"])
+            if key in scores:
+                raise ValueError(f"{path}:{line}: task {key[0]}/{key[1]} appears twice")
+            scores[key] = (ba, perfect)
+    return Anchor(name or path.stem, str(path), scores)
+
+
+@dataclass
+class AnchorComparison:
+    """A learner against an anchor on the tasks both have: per-task rows and the totals."""
+
+    learner: str
+    anchor: Anchor
+    rows: list[dict]
+    only_learner: int
+    only_anchor: int
+
+    def count(self, outcome: str) -> int:
+        return sum(r["outcome"] == outcome for r in self.rows)
+
+    def summary(self) -> dict:
+        n = len(self.rows)
+        return {
+            "learner": self.learner,
+            "anchor": self.anchor.name,
+            "tasks": n,
+            "wins": self.count("win"),
+            "losses": self.count("loss"),
+            "ties": self.count("tie"),
+            "learner_ba": sum(r["learner_ba"] for r in self.rows) / n if n else None,
+            "anchor_ba": sum(r["anchor_ba"] for r in self.rows) / n if n else None,
+            "learner_perfect": sum(r["learner_perfect"] for r in self.rows),
+            "anchor_perfect": sum(r["anchor_perfect"] for r in self.rows),
+            "only_learner": self.only_learner,
+            "only_anchor": self.only_anchor,
+        }
+
+
+def compare_to_anchor(
+    learner: str, scores: dict[tuple[str, str], tuple[float, bool]], anchor: Anchor, tie: float = TIE
+) -> AnchorComparison:
+    """Task by task: a win when the learner's balanced accuracy is higher by more than ``tie``."""
+    rows = []
+    for key in sorted(scores.keys() & anchor.scores.keys()):
+        (ba, perfect), (aba, aperfect) = scores[key], anchor.scores[key]
+        diff = ba - aba
+        outcome = "tie" if abs(diff) <= tie else ("win" if diff > 0 else "loss")
+        rows.append(
+            {"game": key[0], "target": key[1], "learner_ba": ba, "anchor_ba": aba, "diff": diff,
+             "outcome": outcome, "learner_perfect": int(perfect), "anchor_perfect": int(aperfect)}
+        )  # fmt: skip
+    return AnchorComparison(
+        learner,
+        anchor,
+        rows,
+        len(scores.keys() - anchor.scores.keys()),
+        len(anchor.scores.keys() - scores.keys()),
+    )

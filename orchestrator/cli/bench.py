@@ -1,0 +1,178 @@
+"""``orch bench``: reproducible per-task results files and the docs tables generated from them.
+
+    orch bench iggp --dataset DIR --learners true,inertia,mean,knn1,knn5 --budget 60s
+    orch bench iggp --dataset DIR --learners ilasp --budget 60s --num-cpus 1
+    orch bench docs                      # regenerate docs/benchmarks.md's tables from the files
+    orch bench stale docs/results/iggp/ilasp_60s.csv   # or mark figures stale after a change
+
+Why a command and not a script of its own: the run is an ordinary ``orch run`` sweep (resumable,
+budgets enforced by the worker), and the export reads only the store, so the committed figures
+are whatever the documented command gives at HEAD.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from orchestrator.analysis.results import (
+    RESULTS_DIR,
+    ROOT,
+    export,
+    mark_stale,
+    read_rows,
+    source_hash,
+    summarise,
+)
+from orchestrator.durations import budget_option
+from orchestrator.storage.store import ResultStore, StoreError, scrub
+
+bench_app = typer.Typer(
+    help="Reproducible benchmark figures: per-task results files (docs/results) and the docs tables.",
+    no_args_is_help=True,
+)
+
+ANCHOR_LABEL = "../shared/iggp/ilasp_star_shared.csv"
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {scrub(message)}", err=True)
+    return typer.Exit(code)
+
+
+def runnable_tasks(dataset: Path, games: list[str] | None = None) -> tuple[set[tuple[str, str]], list[str]]:
+    """(game, target) pairs with train and test files, and a line for each task left out (and why)."""
+    from tasks.iggp import Dataset
+
+    ds = Dataset(dataset)
+    keep, skipped = set(), []
+    for g in games or ds.games():
+        for t in ds.targets(g):
+            missing = [s for s in ("train", "test") if s not in ds.files(g, t)]
+            if missing:
+                skipped.append(f"{g}/{t}: no {' or '.join(missing)} split in the dataset (left out)")
+            else:
+                keep.add((g, t))
+    return keep, skipped
+
+
+def _export_and_print(
+    store: str, out: Path, learners: list[str], tasks: set, sweep: str | None = None
+) -> None:
+    try:
+        written = export(ResultStore(store), out, learners, sweep, tasks=tasks)
+    except StoreError as e:
+        raise _fail(str(e)) from e
+    for path, (n, unscorable) in written.items():
+        s = summarise(read_rows(path))
+        more = f", {unscorable} task(s) not finished (left out)" if unscorable else ""
+        typer.echo(
+            f"wrote {path} ({n} tasks{more}): mean BA {100 * s.get('balanced_accuracy', 0):.1f}%, "
+            f"perfect {s.get('perfect', 0)}/{n}; fallback = failure: "
+            f"{100 * s.get('ba_fallback_failed', 0):.1f}%, {s.get('perfect_fallback_failed', 0)}/{n}"
+        )
+
+
+@bench_app.command("iggp")
+def iggp_command(
+    dataset: Path = typer.Option(
+        ..., "--dataset", "-d", help="The published IGGP layout (../shared/iggp/unpack DIR)."
+    ),
+    learners: str = typer.Option(..., "--learners", "-l", help="Comma-separated learner names."),
+    budget: float | None = budget_option("60s", "Hard wall-clock limit per predicate (e.g. 60s)."),
+    repeats: int = typer.Option(
+        1, "--repeats", min=1, help="Runs per job (repeat r > 0: 80% train subsample)."
+    ),
+    games: str | None = typer.Option(None, "--games", "-g", help="Only these games (default: all)."),
+    store: str = typer.Option("./orch-bench-iggp", "--store", help="Store to run into (resumes)."),
+    out: Path = typer.Option(RESULTS_DIR, "--out", help="Where the results files go."),
+    num_cpus: int | None = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray."),
+) -> None:
+    """Run learners on every IGGP task with train and test data, then export per-task results files.
+
+    The run is `orch run --all-games` into --store (rerunning resumes); the export writes
+    OUT/LEARNER_BUDGETs.csv with the commit and the learner's source hash. Then run `orch bench docs`.
+    """
+    from orchestrator.cli.run import run
+    from orchestrator.scheduling.sweep import split_names
+
+    names = split_names(learners)
+    chosen = split_names(games) if games else None
+    try:
+        tasks, skipped = runnable_tasks(dataset, chosen)
+        before = {n: source_hash(n) for n in names}
+    except Exception as e:
+        raise _fail(f"cannot plan the bench: {type(e).__name__}: {e}") from e
+    for line in skipped:
+        typer.echo(line, err=True)
+    run(games=",".join(chosen) if chosen else None, all_games=not chosen, learners=learners, targets=None,
+        dataset=str(dataset), seed=0, repeats=repeats, budget=budget, max_retries=2, retry_failed=False,
+        retry_timeouts=False, memory_per_job=None, memory_estimate="512MiB", store=store, sweep=None, address=None, num_cpus=num_cpus,
+        max_actors=None, as_json=False)  # fmt: skip
+    changed = [n for n in names if source_hash(n) != before[n]]
+    if changed:
+        raise _fail(
+            f"the sources of {', '.join(changed)} changed during the run: rerun on a fixed checkout", 1
+        )
+    _export_and_print(store, out, names, tasks)
+
+
+@bench_app.command("export")
+def export_command(
+    store: str = typer.Option(..., "--store", help="The store a bench ran into."),
+    learners: str = typer.Option(..., "--learners", "-l", help="Comma-separated learner names."),
+    dataset: Path = typer.Option(..., "--dataset", "-d", help="The dataset it ran on (to know its tasks)."),
+    games: str | None = typer.Option(None, "--games", "-g", help="Only these games (default: all)."),
+    out: Path = typer.Option(RESULTS_DIR, "--out", help="Where the results files go."),
+) -> None:
+    """Export per-task results files from a store without running anything (unfinished tasks are left out)."""
+    from orchestrator.scheduling.sweep import split_names
+
+    tasks, _ = runnable_tasks(dataset, split_names(games) if games else None)
+    _export_and_print(store, out, split_names(learners), tasks)
+
+
+@bench_app.command("docs")
+def docs_command(
+    results: Path = typer.Option(RESULTS_DIR, "--results", help="Directory of results files."),
+    doc: Path = typer.Option(ROOT / "docs" / "benchmarks.md", "--doc", help="The markdown file to update."),
+    anchor: Path | None = typer.Option(
+        None,
+        "--anchor",
+        help=f"Published per-task scores to compare with (default: {ANCHOR_LABEL} if present).",
+    ),
+    check: bool = typer.Option(False, "--check", help="Exit 1 if the file is not up to date; write nothing."),
+) -> None:
+    """Regenerate the results tables of docs/benchmarks.md from the results files."""
+    from orchestrator.analysis.results_docs import section_for, splice
+
+    try:
+        section = section_for(results, anchor)
+    except ValueError as e:
+        raise _fail(str(e)) from e
+    text = doc.read_text()
+    new = splice(text, section)
+    if check:
+        if new != text:
+            raise _fail(f"{doc} is not up to date with {results}: run `orch bench docs`", 1)
+        typer.echo(f"{doc} is up to date")
+        return
+    doc.write_text(new)
+    typer.echo(f"wrote the results tables of {doc}")
+
+
+@bench_app.command("stale")
+def stale_command(files: list[Path] = typer.Argument(..., help="Results files to mark.")) -> None:
+    """Mark the rows whose learner sources changed since they were measured as stale (shown in the docs)."""
+    for f in files:
+        try:
+            n = mark_stale(f)
+        except (OSError, ValueError) as e:
+            raise _fail(str(e)) from e
+        typer.echo(f"{f}: {n} row(s) marked stale")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``bench`` (iggp, export, docs, stale) to the ``orch`` app."""
+    app.add_typer(bench_app, name="bench")

@@ -1,0 +1,254 @@
+"""Results files: committed figures match the learners' sources (or say they are stale), the docs
+tables match the files, and the like-for-like scoring (errors as false, fallback twice, trivial
+tasks, noise) is computed right on hand-made stores."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from store_rows import row
+
+from orchestrator.analysis.anchor import compare_to_anchor, read_anchor
+from orchestrator.analysis.results import (
+    COLUMNS,
+    RESULTS_DIR,
+    ba_of,
+    collect,
+    export,
+    mark_stale,
+    perfect_count_ci,
+    read_rows,
+    source_files,
+    source_hash,
+    stale_rows,
+    summarise,
+    task_row,
+)
+from orchestrator.analysis.results_docs import DEFAULT_ANCHOR, DOC, current_section, render, section_for
+from orchestrator.storage.store import ResultStore
+
+COMMITTED = sorted(RESULTS_DIR.glob("*.csv"))
+
+
+def test_results_files_are_committed():
+    assert COMMITTED, f"no results files under {RESULTS_DIR}"
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+def test_committed_figures_come_from_the_learners_current_sources(path: Path):
+    """Whoever changes a learner regenerates its results file, or marks it stale (orch bench stale)."""
+    stale = stale_rows(path)
+    assert not stale, (
+        f"{path.name}: {len(stale)} row(s) were measured with other sources of {stale[0][1]} "
+        f"(recorded {stale[0][2]}, now {stale[0][3]}; files {source_files(stale[0][1])}). Regenerate with "
+        f"`orch bench iggp` or mark them: `orch bench stale {path.relative_to(RESULTS_DIR.parents[2])}`"
+    )
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+def test_committed_rows_are_self_consistent(path: Path):
+    for r in read_rows(path):
+        where = f"{path.name} {r['game']}/{r['target']}"
+        assert math.isclose(ba_of(r), float(r["balanced_accuracy"]), abs_tol=1e-6), where
+        assert r["perfect"] == str(int(r["fp"] == "0" and r["fn"] == "0")), where
+        assert r["trivial"] == str(int(int(r["tp"]) + int(r["fn"]) == 0 or int(r["tn"]) + int(r["fp"]) == 0))
+        assert (
+            float(r["ba_fallback_failed"]) <= float(r["balanced_accuracy"]) + 1e-9
+            or r["fallback_predicates"] != "0"
+        )
+
+
+def test_docs_tables_match_the_results_files():
+    if not DEFAULT_ANCHOR.exists():
+        pytest.skip("../shared/iggp is not beside the project (the docs compare with its ILASP* file)")
+    assert current_section(DOC.read_text()) == section_for(), (
+        "docs/benchmarks.md is stale: run `orch bench docs`"
+    )
+
+
+# --- hand-made stores -------------------------------------------------------------------------------
+
+
+def _row(job: str, pred: str, status: str = "ok", counts=(1, 0, 3, 0), fallback=None, learner="ilasp", **kw):
+    extra = {"all_false": {"test_tp": 0, "test_fp": 0, "test_tn": 4, "test_fn": 2}}
+    if fallback is not None:
+        extra["fallback"] = fallback
+    values = dict(zip(("test_tp", "test_fp", "test_tn", "test_fn"), counts or (None,) * 4, strict=True))
+    return row(job, status=status, game="g", target="next", predicate=pred, learner=learner, extra=extra,
+               learn_s=2.0, **values, **kw)  # fmt: skip
+
+
+def test_errors_score_as_false_and_fallback_is_counted_both_ways(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [
+            _row("a", "next_a", counts=(1, 0, 3, 0), fallback=False),
+            _row("b", "next_b", counts=(2, 1, 3, 0), fallback=True),
+            _row("c", "next_c", status="error", counts=None),
+        ]
+    )
+    (task,) = collect(store)
+    r = task_row(task, "abc", "h")
+    # as scored: a + b + all-false for c = (1+2+0, 0+1+0, 3+3+4, 0+0+2)
+    assert (r["tp"], r["fp"], r["tn"], r["fn"]) == (3, 1, 10, 2)
+    assert float(r["balanced_accuracy"]) == pytest.approx((3 / 5 + 10 / 11) / 2, abs=1e-6)
+    # fallback = failure: b scored as all-false too: (1, 0, 3+4+4, 0+2+2)
+    assert float(r["ba_fallback_failed"]) == pytest.approx((1 / 5 + 11 / 11) / 2, abs=1e-6)
+    assert (r["errored_predicates"], r["fallback_predicates"], r["perfect"]) == (1, 1, 0)
+    assert r["statuses"] == "error=1;ok=2" and r["trivial"] == 0 and r["learn_s"] == "6.0"
+
+
+def test_a_timeout_of_a_learner_with_fallbacks_counts_as_one(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [
+            _row("a", "next_a", status="timeout", fallback=False),
+            _row("b", "next_a", learner="knn5", status="timeout"),
+        ]
+    )
+    rows = {t.learner: task_row(t) for t in collect(store)}
+    assert rows["ilasp"]["fallback_predicates"] == 1 and rows["ilasp"]["perfect_fallback_failed"] == 0
+    assert rows["knn5"]["fallback_predicates"] == 0 and rows["knn5"]["perfect_fallback_failed"] == 1
+
+
+def test_a_task_with_a_predicate_not_yet_run_is_left_out(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.write([_row("a", "next_a"), _row("b", "next_b")])  # ilasp: next_c is still to run
+    store.write([_row(f"k{p}", f"next_{p}", learner="knn5") for p in "abc"])
+    rows = {t.learner: task_row(t) for t in collect(store)}
+    assert rows["ilasp"] is None and rows["knn5"] is not None
+
+
+def test_repeats_give_spread_and_the_first_run_gives_the_counts(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [
+            _row("r0", "next_a", counts=(2, 0, 4, 0), repeat=0),
+            _row("r1", "next_a", counts=(1, 0, 4, 1), repeat=1),
+            _row("r2", "next_a", counts=(2, 0, 4, 0), repeat=2),
+        ]
+    )
+    r = task_row(collect(store)[0])
+    assert (r["runs"], r["perfect"], r["perfect_runs"], r["tp"]) == (3, 1, 2, 2)
+    bas = [1.0, 0.75, 1.0]
+    mean = sum(bas) / 3
+    std = math.sqrt(sum((b - mean) ** 2 for b in bas) / 2)
+    assert float(r["ba_mean"]) == pytest.approx(mean, abs=1e-6) and float(r["ba_std"]) == pytest.approx(
+        std, abs=1e-6
+    )
+
+
+def test_perfect_count_interval_by_hand():
+    # p = 1, 0, 2/3, 1/3: mean 2; variance 0 + 0 + 2/9 + 2/9 = 4/9; half-width 1.96 * 2/3
+    mean, lo, hi = perfect_count_ci([(3, 3), (0, 3), (2, 3), (1, 3)])
+    assert mean == pytest.approx(2.0)
+    assert (lo, hi) == (pytest.approx(2 - 1.96 * 2 / 3), pytest.approx(2 + 1.96 * 2 / 3))
+    assert perfect_count_ci([(1, 1), (0, 1)]) == (1.0, 1.0, 1.0)  # one run measures no noise
+
+
+def test_stale_rows_fail_until_marked_and_the_docs_show_them(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.write([_row("a", "next_a", learner="knn5", fallback=None)])
+    out = tmp_path / "res"
+    (path,) = export(store, out, commit="abc")
+    assert read_rows(path)[0]["source_hash"] == source_hash("knn5") and not stale_rows(path)
+    text = path.read_text().replace(source_hash("knn5"), "0123456789abcdef")
+    path.write_text(text)
+    assert [s[1:3] for s in stale_rows(path)] == [("knn5", "0123456789abcdef")]
+    assert "STALE (unmarked)" in render(out)
+    assert mark_stale(path) == 1 and not stale_rows(path)
+    assert "**STALE**: sources now" in render(out)
+
+
+def test_source_files_cover_the_learner_family_and_the_scoring():
+    assert "learners/ilp/aspal.py" in source_files("ilasp") and "learners/metrics.py" in source_files("ilasp")
+    assert source_files("knn1") == ["learners/knn.py", "learners/metrics.py"]
+    assert source_hash("knn1") == source_hash("knn5") != source_hash("mean")
+
+
+def test_summary_counts_trivial_tasks_and_perfect_without_them():
+    base = dict.fromkeys(COLUMNS, "0")
+    rows = [
+        {**base, "balanced_accuracy": "1.0", "ba_fallback_failed": "1.0", "perfect": "1", "trivial": "1",
+         "predicates": "1", "runs": "1", "perfect_runs": "1", "ba_std": "0"},
+        {**base, "balanced_accuracy": "0.5", "ba_fallback_failed": "0.5", "perfect": "0", "trivial": "0",
+         "predicates": "2", "runs": "1", "perfect_runs": "0", "ba_std": "0"},
+    ]  # fmt: skip
+    s = summarise(rows)
+    assert (s["tasks"], s["perfect"], s["trivial"], s["nontrivial"], s["perfect_nontrivial"]) == (
+        2,
+        1,
+        1,
+        1,
+        0,
+    )
+    assert s["balanced_accuracy"] == 0.75 and s["predicates"] == 3
+
+
+# --- anchors ---------------------------------------------------------------------------------------
+
+
+def test_anchor_comparison_counts_wins_losses_and_ties(tmp_path):
+    f = tmp_path / "pub.csv"
+    f.write_text("game,target,x_test_ba,perfect\ng,goal,1.0,1\ng,next,0.5,0\ng,legal,0.8,0\nh,goal,0.9,0\n")
+    anchor = read_anchor(f)
+    ours = {
+        ("g", "goal"): (1.0, True),
+        ("g", "next"): (0.75, False),
+        ("g", "legal"): (0.6, False),
+        ("z", "goal"): (1, True),
+    }
+    c = compare_to_anchor("me", ours, anchor).summary()
+    assert (c["tasks"], c["wins"], c["losses"], c["ties"]) == (3, 1, 1, 1)
+    assert (c["only_learner"], c["only_anchor"], c["anchor_perfect"]) == (1, 1, 1)
+    assert c["anchor_ba"] == pytest.approx((1.0 + 0.5 + 0.8) / 3)
+    assert anchor.on({("g", "goal"), ("h", "goal"), ("q", "next")}) == {
+        "tasks": 2, "balanced_accuracy": pytest.approx(0.95), "perfect": 1,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("game,target,perfect\n", r"pub.csv:1: an anchor file needs"),
+        ("game,target,balanced_accuracy\ng,goal,high\n", r"pub.csv:2: not a number"),
+        ("game,target,balanced_accuracy\ng,goal,1.5\n", r"pub.csv:2: balanced accuracy 1.5"),
+        ("game,target,balanced_accuracy\ng,goal,1\ng,goal,1\n", r"pub.csv:3: task g/goal appears twice"),
+    ],
+)
+def test_bad_anchor_files_are_one_line_errors_naming_the_line(tmp_path, text, message):
+    f = tmp_path / "pub.csv"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        read_anchor(f)
+
+
+def test_bench_docs_and_stale_commands(tmp_path):
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    store = ResultStore(tmp_path / "s")
+    store.write([_row("a", "next_a", learner="mean")])
+    out = tmp_path / "res"
+    (path,) = export(store, out, commit="abc")
+    doc = tmp_path / "b.md"
+    doc.write_text("# figures\n\nhand-written text stays\n")
+    anchor = tmp_path / "pub.csv"
+    anchor.write_text("game,target,balanced_accuracy\ng,next,0.5\n")
+    common = ["--results", str(out), "--doc", str(doc), "--anchor", str(anchor)]
+    runner = CliRunner()
+    assert runner.invoke(app, ["bench", "docs", *common, "--check"]).exit_code == 1
+    assert runner.invoke(app, ["bench", "docs", *common]).exit_code == 0
+    text = doc.read_text()
+    assert (
+        "hand-written text stays" in text and "`mean_60s.csv`" in text and "| mean | 60s | as scored" in text
+    )
+    assert runner.invoke(app, ["bench", "docs", *common, "--check"]).exit_code == 0
+    path.write_text(path.read_text().replace(source_hash("mean"), "feedfeedfeedfeed"))
+    assert runner.invoke(app, ["bench", "docs", *common, "--check"]).exit_code == 1  # now shows STALE
+    result = runner.invoke(app, ["bench", "stale", str(path)])
+    assert result.exit_code == 0 and "1 row(s) marked stale" in result.output
+    assert not stale_rows(path)
