@@ -22,6 +22,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.graphlog.sweep import GraphLogJob, SweepSpec, detail_rows, legacy_job_ids, plan_jobs
@@ -62,6 +63,22 @@ def _device() -> str:
     return f"cuda ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else "cpu"
 
 
+@dataclass(frozen=True)
+class DeviceReport:
+    """The job's child says where it trains (``cuda (NAME)`` or ``cpu``)."""
+
+    item: int
+    device: str
+
+
+@dataclass(frozen=True)
+class RowReport:
+    """One scored row of the setup, sent as soon as it is made (kept if the job is killed later)."""
+
+    item: int
+    row: dict
+
+
 class GraphLogRunner:
     """Runs batches of GraphLog setup jobs, each in its own supervised child; returns result rows.
 
@@ -95,15 +112,15 @@ class GraphLogRunner:
         reported: list[dict] = []
         device: list[str] = []
 
-        def work(i: int, send: Callable[[tuple], None]) -> tuple[str, Any]:
-            send(("device", i, _device()))
-            return "ok", _setup_rows(spec, lambda row: send(("row", i, row)))
+        def work(i: int, send: Callable[[Any], None]) -> tuple[str, Any]:
+            send(DeviceReport(i, _device()))
+            return "ok", _setup_rows(spec, lambda row: send(RowReport(i, row)))
 
-        def keep(message: tuple) -> None:
-            if message[0] == "row":
-                reported.append(message[2])
-            elif message[0] == "device":
-                device.append(message[2])
+        def keep(message: Any) -> None:
+            if isinstance(message, RowReport):
+                reported.append(message.row)
+            elif isinstance(message, DeviceReport):
+                device.append(message.device)
 
         deadline = spec.budget_s + self.limits.eval_timeout_s
         t0 = time.monotonic()
