@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -205,7 +206,7 @@ def train_cmd(
     else:
         data, held = _load(directory, worlds), []
     steps = list(_numbers(shots, "--shots")) if setup == "kshot" else []
-    rows = setups.run(setup, data, cfg, tcfg, budget, held, steps)
+    rows = _run_setup_hard(setup, data, cfg, tcfg, budget, held, steps)
     if out is not None:
         _write(rows, out, errors if as_json else console)
     if as_json:
@@ -220,6 +221,44 @@ def train_cmd(
             console.print(
                 f"after world {step['after']}: current {step['current_acc']:.3f}, past mean {step['past_mean_acc']:.3f}"
             )
+
+
+SCORING_ALLOWANCE_S = 600.0
+"""Seconds past the budget for the setup to score its best model before it is killed (as a sweep job)."""
+
+
+def _run_setup_hard(setup: str, data, cfg, tcfg, budget: float | None, held, steps) -> list[dict]:  # noqa: ANN001
+    """``setups.run`` in a supervised child, killed at budget + scoring allowance: a hard limit.
+
+    The setup stops itself at the budget and scores its best model; a setup still running at the
+    deadline is killed, keeping the rows it had reported (each is sent out as soon as it is made).
+    """
+    from learners.gnn import setups
+    from orchestrator.graphlog.runner import RowReport
+    from orchestrator.scheduling.supervise import run_supervised
+
+    reported: list[dict] = []
+
+    def work(i: int, send: Any) -> tuple[str, Any]:
+        report = lambda row: send(RowReport(i, row))  # noqa: E731
+        return "ok", setups.run(setup, data, cfg, tcfg, budget, held, steps, report=report)
+
+    def keep(message: Any) -> None:
+        if isinstance(message, RowReport):
+            reported.append(message.row)
+
+    deadline = math.inf if budget is None else budget + SCORING_ALLOWANCE_S
+    (out,) = run_supervised(1, work, lambda i: deadline, None, keep)
+    if out.kind == "ok":
+        return out.payload
+    if out.kind == "timeout":
+        errors.print(
+            f"[yellow]killed at the hard deadline ({budget:g}s budget + {SCORING_ALLOWANCE_S:g}s to score); "
+            f"{len(reported)} row(s) reported before[/yellow]"
+        )
+        return reported
+    why = str(out.payload).strip().splitlines()[-1] if out.payload else f"signal {out.signal}"
+    raise _fail(f"the {setup} setup failed: {why}")
 
 
 def _json_default(x: object) -> object:
