@@ -39,11 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from learners.metrics import Counts, balanced_accuracy, pool
+from orchestrator.analysis.locations import RESULTS_DIR, ROOT
 from orchestrator.storage.schema import FINAL_STATUSES
 from orchestrator.storage.store import ResultStore, StoreError
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS_DIR = ROOT / "docs" / "results" / "iggp"
 TARGET_ORDER = ("goal", "legal", "next", "terminal")
 SCORING_FILES = ("learners/metrics.py",)
 """Files besides the learner's own whose change changes every figure (the scoring)."""

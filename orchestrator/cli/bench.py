@@ -16,17 +16,8 @@ from pathlib import Path
 
 import typer
 
-from orchestrator.analysis.results import (
-    RESULTS_DIR,
-    ROOT,
-    export,
-    mark_stale,
-    read_rows,
-    source_hash,
-    summarise,
-)
+from orchestrator.analysis.locations import RESULTS_DIR, ROOT
 from orchestrator.durations import budget_option
-from orchestrator.storage.store import ResultStore, StoreError, scrub
 
 bench_app = typer.Typer(
     help="Reproducible benchmark figures: per-task results files (docs/results) and the docs tables.",
@@ -37,6 +28,8 @@ ANCHOR_LABEL = "../shared/iggp/ilasp_star_shared.csv"
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
+    from orchestrator.storage.store import scrub
+
     typer.echo(f"error: {scrub(message)}", err=True)
     return typer.Exit(code)
 
@@ -60,6 +53,9 @@ def runnable_tasks(dataset: Path, games: list[str] | None = None) -> tuple[set[t
 def _export_and_print(
     store: str, out: Path, learners: list[str], tasks: set, sweep: str | None = None
 ) -> None:
+    from orchestrator.analysis.results import export, read_rows, summarise
+    from orchestrator.storage.store import ResultStore, StoreError
+
     try:
         written = export(ResultStore(store), out, learners, sweep, tasks=tasks)
     except StoreError as e:
@@ -94,6 +90,7 @@ def iggp_command(
     The run is `orch run --all-games` into --store (rerunning resumes); the export writes
     OUT/LEARNER_BUDGETs.csv with the commit and the learner's source hash. Then run `orch bench docs`.
     """
+    from orchestrator.analysis.results import source_hash
     from orchestrator.cli.run import run
     from orchestrator.scheduling.sweep import split_names
 
@@ -165,6 +162,8 @@ def docs_command(
 @bench_app.command("stale")
 def stale_command(files: list[Path] = typer.Argument(..., help="Results files to mark.")) -> None:
     """Mark the rows whose learner sources changed since they were measured as stale (shown in the docs)."""
+    from orchestrator.analysis.results import mark_stale
+
     for f in files:
         try:
             n = mark_stale(f)
