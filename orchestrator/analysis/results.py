@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from learners.metrics import Counts, balanced_accuracy, pool
-from orchestrator.analysis.locations import RESULTS_DIR, ROOT
+from orchestrator.analysis.locations import RESULTS_DIR as RESULTS_DIR  # re-exported for the docs generator
+from orchestrator.analysis.locations import ROOT
 from orchestrator.storage.schema import FINAL_STATUSES
 from orchestrator.storage.store import ResultStore, StoreError
 
