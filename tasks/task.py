@@ -230,17 +230,7 @@ class Task:
         )
         splits = dict(self.splits)
         splits["train"] = Split("train", train.background[keep], train.positives[keep], train.candidates)
-        return Task(
-            self.game,
-            self.target,
-            self.background_atoms,
-            self.target_atoms,
-            self.statics,
-            splits,
-            self.signature,
-            self.source,
-            dict(self.missing),
-        )
+        return self._with_splits(splits, dict(self.missing))
 
     def learning_view(self) -> Task:
         """This task as ``Learner.fit`` receives it: the train and validate splits only.
@@ -255,6 +245,10 @@ class Task:
         splits = {n: s for n, s in self.splits.items() if n in LEARNING_SPLITS}
         missing = {n: why for n, why in self.missing.items() if n in LEARNING_SPLITS}
         missing.update({n: HELD_OUT for n in SPLITS if n not in LEARNING_SPLITS})
+        return self._with_splits(splits, missing)
+
+    def _with_splits(self, splits: dict[str, Split], missing: dict[str, str]) -> Task:
+        """This task with other splits (and reasons for the absent ones); all else shared."""
         return Task(
             self.game,
             self.target,

@@ -109,7 +109,22 @@ class _Tally:
         return _duration((self.total - self.finished) / rate) if rate > 0 else "?"
 
 
-class PlainProgress:
+class _Slots:
+    """What both displays do when a job is sent to a worker, starts on its slot and leaves it."""
+
+    tally: _Tally
+
+    def running(self, jobs: Sequence[Job]) -> None:
+        self.tally._first()  # sent to a worker (queued there until it starts): the workers are up
+
+    def started(self, job: Job, since: float) -> None:
+        self.tally.start(job, since)
+
+    def ended(self, job: Job) -> None:
+        self.tally.end(job)
+
+
+class PlainProgress(_Slots):
     """One line per finished job and a progress line with the ETA every ``every`` s (logs, pipes)."""
 
     def __init__(self, stream: TextIO | None = None, every: float = 30.0) -> None:
@@ -129,15 +144,6 @@ class PlainProgress:
     def starting(self, text: str) -> None:
         self.tally.phase, self.tally.phase_t0 = text, time.monotonic()
         self._print(f"{text}...")
-
-    def running(self, jobs: Sequence[Job]) -> None:
-        self.tally._first()  # sent to a worker (queued there until it starts): the workers are up
-
-    def started(self, job: Job, since: float) -> None:
-        self.tally.start(job, since)
-
-    def ended(self, job: Job) -> None:
-        self.tally.end(job)
 
     def finished(self, job: Job, row: dict) -> None:
         self.tally.finish(job, row["status"])
@@ -159,7 +165,7 @@ class PlainProgress:
         self._print(summary_line(result))
 
 
-class LiveProgress:
+class LiveProgress(_Slots):
     """A rich live panel, redrawn a few times a second."""
 
     def __init__(self, console: Console | None = None, slowest: int = 5) -> None:
@@ -177,15 +183,6 @@ class LiveProgress:
     def starting(self, text: str) -> None:
         self.tally.phase, self.tally.phase_t0 = text, time.monotonic()
         self.live.update(self.render())
-
-    def running(self, jobs: Sequence[Job]) -> None:
-        self.tally._first()  # sent to a worker (queued there until it starts): the workers are up
-
-    def started(self, job: Job, since: float) -> None:
-        self.tally.start(job, since)
-
-    def ended(self, job: Job) -> None:
-        self.tally.end(job)
 
     def finished(self, job: Job, row: dict) -> None:
         self.tally.finish(job, row["status"])

@@ -157,19 +157,7 @@ def test_html_report_renders_in_headless_chromium(store, tmp_path):
         "document.getElementById('o').textContent=JSON.stringify({tables:d.querySelectorAll('table').length,"
         "images:imgs.length,loaded:imgs.filter(x=>x).length,title:d.title});};</script></body>"
     )
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            *flags,
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            probe.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
+    dom = _dump_dom(probe, flags)
     start = dom.index('<pre id="o">') + len('<pre id="o">')
     seen = json.loads(dom[start : dom.index("</pre>", start)].replace("&quot;", '"'))
     assert seen["title"] == "orch report"
@@ -201,6 +189,17 @@ def test_selection_and_correlation_need_three_learners_and_say_so(store, tmp_pat
     )  # absent analyses, one line each
 
 
+def _dump_dom(probe, flags: list[str]) -> str:
+    """The DOM of ``probe`` after its scripts ran, read in headless chromium."""
+    return subprocess.run(
+        [CHROMIUM, *flags, "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom",
+         probe.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout  # fmt: skip
+
+
 def _visible_text(page, tmp_path) -> str:
     """The page's text as a person sees it (``innerText`` after layout), read in headless chromium."""
     probe = tmp_path / "text_probe.html"
@@ -211,19 +210,7 @@ def _visible_text(page, tmp_path) -> str:
     )
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile2'}"]  # fmt: skip
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            *flags,
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            probe.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
+    dom = _dump_dom(probe, flags)
     start = dom.index('<pre id="o">') + len('<pre id="o">')
     return html_lib.unescape(dom[start : dom.index("</pre>", start)])
 
