@@ -226,7 +226,7 @@ def test_html_report_reads_right_in_chromium(store, tmp_path):
     page = write_html(two, tmp_path / "page.html", k=3)
     text = _visible_text(page, tmp_path)
     lines = text.splitlines()
-    headings = ["Learners (IGGP Table 3)", "By target (Tables 4 and 5)", "Balanced accuracy per game",
+    headings = ["Learners (IGGP Table 3)", "Like for like", "By target (Tables 4 and 5)", "Balanced accuracy per game",
                 "Time to solve", "Task selection by information gain and task correlation",
                 "By game (Table 5 style)", "Not in this report"]  # fmt: skip
     assert [h for h in lines if h in headings] == headings
@@ -238,7 +238,7 @@ def test_html_report_reads_right_in_chromium(store, tmp_path):
         "balanced accuracy",
         "perfectly solved",
     ]
-    table = lines[header + 1 : lines.index("By target (Tables 4 and 5)")]
+    table = lines[header + 1 : lines.index("Like for like")]
     shown = {c[0]: c for c in (line.split("\t") for line in table)}
     for row in report_tables(two, by=("learner",))["learner"]:
         cells = shown[row["learner"]]

@@ -163,20 +163,20 @@ def test_terminal_states_are_no_joint_action():
 
 
 def test_an_empty_learned_program_is_scored_not_dropped(tmp_path):
-    """The store keeps a description for an empty program; the run must still be scored."""
+    """An empty learned program (``program`` "", with its description) is scored, never dropped."""
     for split in ("train", "validate", "test"):
         (tmp_path / "data" / split).mkdir(parents=True)
         write_dat(tmp_path / "data" / split / f"counter_legal_{split}.dat", LEGAL)
         write_dat(tmp_path / "data" / split / f"counter_next_{split}.dat", NEXT)
     rows = [
         row("l", dataset=str(tmp_path), game="counter", target="legal", predicate="legal", learner="ilasp",
-            model="ilasp: 0 rules; budget; best partial cover, 3 iterations, train BA 0.500"),
+            program="", description="ilasp: 0 rules; budget; best partial cover, 3 iterations, train BA 0.500"),
         row("n", dataset=str(tmp_path), game="counter", target="next", predicate="next_c", learner="ilasp",
-            model="next_c(N) :- true_c(N), does(r,stay)."),
+            program="next_c(N) :- true_c(N), does(r,stay).", description="ilasp: 1 rule"),
         row("k", dataset=str(tmp_path), game="counter", target="legal", predicate="legal", learner="knn1",
-            model="knn1 over 3 training backgrounds"),
+            program=None, description="knn1 over 3 training backgrounds"),
         row("k2", dataset=str(tmp_path), game="counter", target="next", predicate="next_c", learner="knn1",
-            model="knn1 over 3 training backgrounds"),
+            program=None, description="knn1 over 3 training backgrounds"),
     ]  # fmt: skip
     store = ResultStore(tmp_path / "store")
     store.write(rows)
