@@ -277,6 +277,10 @@ def display_rows(rows: list[dict]) -> list[dict]:
                 d["balanced accuracy"] = percent(value)
             elif key == "perfect" and "tasks" in r:
                 d["perfectly solved"] = perfect_cell(value if r["tasks"] else None, r["tasks"])
+            elif key == "ba_fallback_failed":
+                d["balanced accuracy, fallback = failure"] = percent(value)
+            elif key == "perfect_fallback_failed" and "tasks" in r:
+                d["perfectly solved, fallback = failure"] = perfect_cell(value if r["tasks"] else None, r["tasks"])
             elif key != "perfect_share" or "tasks" not in r:
                 d[key] = value
         out.append(d)
