@@ -280,7 +280,9 @@ def display_rows(rows: list[dict]) -> list[dict]:
             elif key == "ba_fallback_failed":
                 d["balanced accuracy, fallback = failure"] = percent(value)
             elif key == "perfect_fallback_failed" and "tasks" in r:
-                d["perfectly solved, fallback = failure"] = perfect_cell(value if r["tasks"] else None, r["tasks"])
+                d["perfectly solved, fallback = failure"] = perfect_cell(
+                    value if r["tasks"] else None, r["tasks"]
+                )
             elif key != "perfect_share" or "tasks" not in r:
                 d[key] = value
         out.append(d)
