@@ -48,7 +48,7 @@ def pattern_form(pattern: str) -> str | None:
     ``ilasp(?:_b(?P<max_body>\\d+))?`` -> ``ilasp[_bN]``, alternatives as ``{a,b}``.
 
     Handles the regex subset the registry uses (literals, ``(?:...)``, ``(?P<n>...)``, ``|``,
-    ``?``, ``\\d``, ``\\d+``); anything else returns None and the caller shows the example name.
+    ``?``, ``*`` (shown ``[x]...``), ``\\d``, ``\\d+``); anything else returns None and the caller shows the example name.
     """
     pos = 0
 
@@ -73,9 +73,9 @@ def pattern_form(pattern: str) -> str | None:
                 pos += 1
                 if name and inner == "\\d":
                     inner = name.upper() if len(name) == 1 else "N"
-                optional = pattern[pos : pos + 1] == "?"
-                pos += optional
-                parts.append(f"[{inner}]" if optional else inner)
+                mark = pattern[pos : pos + 1]
+                pos += mark in ("?", "*")
+                parts.append(f"[{inner}]" if mark == "?" else f"[{inner}]..." if mark == "*" else inner)
                 continue
             if pattern.startswith("\\d+", pos) or pattern.startswith("\\d", pos):
                 parts.append("\\d")

@@ -50,10 +50,12 @@ class DatFile:
     examples: list[tuple[list[str], list[str]]] = field(default_factory=list)
 
 
-_TERM = r'(?:[A-Za-z0-9_]++|-[0-9]++|"[^"\\\n]*+")'
-_ATOM = re.compile(rf"[a-z][A-Za-z0-9_]*+(?:\((?:{_TERM}(?:[ \t]*+,[ \t]*+{_TERM})*+)?\))?")
+_SYMBOL = r'[^\s(),;"\x00-\x1f\x7f]++'
+"""A KIF symbol as GDL spells it (``cell``, ``north-speed``, ``++``, ``-1``; docs/gdl.md)."""
+_TERM = rf'(?:{_SYMBOL}|"[^"\\\n]*+")'
+_ATOM = re.compile(rf"{_SYMBOL}(?:\((?:{_TERM}(?:[ \t]*+,[ \t]*+{_TERM})*+)?\))?")
 """A flattened ground atom: ``name``, ``name()`` or ``name(c1, c2, ...)`` with constant arguments
-(identifiers, integers, double-quoted strings). Checked at load so that a malformed atom is an error
+(KIF symbols, double-quoted strings). Checked at load so that a malformed atom is an error
 naming its file and line, not something a baseline scores or a solver rejects far from its source."""
 
 

@@ -169,7 +169,11 @@ class Signature:
 
 
 _IDENT = re.compile(r"[A-Za-z0-9_]+")
-"""Names, constants and types of a signature: what a flattened atom can carry (tasks/iggp.py)."""
+"""Type names of a signature."""
+
+_NAME = re.compile(r"[^\s(),:;'\"]+")
+"""Declared names (relations, functions, constants): any KIF symbol, as GDL spells it (``++``,
+``north-speed``; docs/gdl.md), but nothing the ``.typ`` syntax itself uses."""
 
 
 def parse_typ(source: str | Path, name: str | None = None) -> Signature:
@@ -210,7 +214,7 @@ def parse_typ(source: str | Path, name: str | None = None) -> Signature:
         for n in (n.strip() for n in names.split(",")):
             if not n:
                 raise SignatureError(f"{label}:{line}: empty name in {stmt[:120]!r}")
-            if not _IDENT.fullmatch(n):
+            if not _NAME.fullmatch(n):
                 raise SignatureError(f"{label}:{line}: malformed name {n[:120]!r} in {stmt[:120]!r}")
             sig.declarations.append(Declaration(n, tuple(parts[:-1]), parts[-1], line))
     return sig

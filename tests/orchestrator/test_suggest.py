@@ -124,4 +124,4 @@ def test_games_commands_name_the_bundled_games_not_their_cache():
     listed = runner.invoke(app, ["games", "list"], terminal_width=200)
     assert listed.exit_code == 0 and "bundled games" in listed.output and ".cache" not in listed.output
     typo = runner.invoke(app, ["games", "check", "--games", "RAC"])
-    assert typo.exit_code == 1 and "no game 'RAC' in the bundled games; did you mean race?" in typo.output
+    assert typo.exit_code == 2 and "no game 'RAC' in the bundled games; did you mean race?" in typo.output

@@ -131,8 +131,9 @@ def test_fuzzed_typ_files_parse_or_fail_with_file_and_line(text):
     except SignatureError as e:
         assert str(e).startswith("fuzz.typ:") and str(e).split(":")[1].isdigit(), e
         return
-    for d in sig.declarations:  # accepted: every name and type is an identifier
-        assert all(part.replace("_", "a").isalnum() for part in (d.name, *d.arg_types, d.result)), d
+    for d in sig.declarations:  # accepted: every type is an identifier, every name a KIF symbol
+        assert all(part.replace("_", "a").isalnum() for part in (*d.arg_types, d.result)), d
+        assert d.name and not any(c.isspace() or c in "(),:;'\"" or ord(c) < 32 for c in d.name), d
 
 
 def test_a_fuzzed_file_through_the_cli_is_one_line_and_exit_2(dataset):

@@ -79,7 +79,7 @@ def test_probe_cli_table_json_and_exit_code(rulesheets, tmp_path):
     assert res.exit_code == 1
     assert "blocks" in res.stdout and "rejected" in res.stdout
     missing = runner.invoke(app, ["games", "probe", str(tmp_path / "nope.kif")])
-    assert missing.exit_code == 1 and "no such game file" in missing.output
+    assert missing.exit_code == 2 and "no such game file" in missing.output  # bad input: exit 2
 
 
 _INFINITE = (
