@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -382,13 +383,25 @@ class ResultStore:
     # reading
 
     def files(self, subdir: str = RESULTS) -> list[str]:
-        """Paths of the committed Parquet files under ``subdir``, oldest name first."""
-        try:
-            infos = self.fs.get_file_info(pafs.FileSelector(self._path(subdir), allow_not_found=True))
-        except OSError as e:
-            raise StoreError(
-                f"cannot list the store at {self._display(self._path(subdir))}: {scrub(str(e))}"
-            ) from e
+        """Paths of the committed Parquet files under ``subdir``, oldest name first.
+
+        A listing can fail when a file vanishes under it (a concurrent compaction deleted it, or
+        the folder was just made): that is retried; a store that cannot be listed is a StoreError.
+        """
+        for attempt in range(5):
+            try:
+                infos = self.fs.get_file_info(pafs.FileSelector(self._path(subdir), allow_not_found=True))
+                break
+            except FileNotFoundError:
+                if attempt == 4:
+                    raise StoreError(
+                        f"{self._display(self._path(subdir))}: files keep vanishing while being listed"
+                    ) from None
+                time.sleep(0.01 * (attempt + 1))
+            except OSError as e:
+                raise StoreError(
+                    f"cannot list the store at {self._display(self._path(subdir))}: {scrub(str(e))}"
+                ) from e
         return sorted(
             i.path
             for i in infos
