@@ -134,11 +134,6 @@ def resolve_learner(name: str) -> str:
     )
 
 
-def resolve_learners(names: Sequence[str]) -> list[str]:
-    """:func:`resolve_learner` on each name, duplicates (after resolving) dropped, order kept."""
-    return list(dict.fromkeys(resolve_learner(n) for n in names))
-
-
 # --- games and datasets --------------------------------------------------------------------------
 
 

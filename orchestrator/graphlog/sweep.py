@@ -130,10 +130,6 @@ class GraphLogJob:
         return f"{self.setup} {self.model} seed {self.seed} {where}"
 
 
-def is_graphlog_job(job: Job) -> bool:
-    return job.target.startswith(TARGET_PREFIX)
-
-
 # --- planning (on the driver, before Ray starts) ----------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -230,12 +230,6 @@ def probe_isolated(path: str | Path, time_limit: float = 120.0, **kwargs) -> Pro
             proc.kill()  # its grounding child has PR_SET_PDEATHSIG and dies with it
         proc.join()
         parent.close()
-
-
-def probe_all(paths: Iterable[str | Path], time_limit: float = 120.0, **kwargs) -> Iterator[ProbeResult]:
-    """Probe every game file of ``paths`` (files or folders), one isolated child at a time."""
-    for f in game_files(paths):
-        yield probe_isolated(f, time_limit, **kwargs)
 
 
 def summary(results: list[ProbeResult]) -> dict:

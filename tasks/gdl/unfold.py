@@ -54,36 +54,34 @@ def _unify(a: Term, b: Term, s: Subst) -> Subst | None:
     return None
 
 
-def _subst(x, s: Subst):
+def _map_vars(x, on_var):
+    """``x`` (a term or literal) rebuilt with each variable replaced by ``on_var(variable)``."""
     if isinstance(x, Var):
-        t = _walk(x, s)
-        return t if isinstance(t, Var) else _subst(t, s)
+        return on_var(x)
     if isinstance(x, Const):
         return x
     if isinstance(x, Func):
-        return Func(x.name, tuple(_subst(a, s) for a in x.args), x.pos)
+        return Func(x.name, tuple(_map_vars(a, on_var) for a in x.args), x.pos)
     if isinstance(x, Not):
-        return Not(_subst(x.lit, s), x.pos)
+        return Not(_map_vars(x.lit, on_var), x.pos)
     if isinstance(x, Distinct):
-        return Distinct(_subst(x.left, s), _subst(x.right, s), x.pos)
+        return Distinct(_map_vars(x.left, on_var), _map_vars(x.right, on_var), x.pos)
     if isinstance(x, Or):
-        return Or(tuple(_subst(lit, s) for lit in x.lits), x.pos)
+        return Or(tuple(_map_vars(lit, on_var) for lit in x.lits), x.pos)
     raise TypeError(f"unexpected {x!r}")
+
+
+def _subst(x, s: Subst):
+    def bound(v: Var):
+        t = _walk(v, s)
+        return t if isinstance(t, Var) else _subst(t, s)
+
+    return _map_vars(x, bound)
 
 
 def _rename(x, k: int):
     """A rule's variables renamed apart (a space cannot occur in a KIF variable name)."""
-    if isinstance(x, Var):
-        return Var(f"{x.name} {k}", x.pos)
-    if isinstance(x, Func):
-        return Func(x.name, tuple(_rename(a, k) for a in x.args), x.pos)
-    if isinstance(x, Not):
-        return Not(_rename(x.lit, k), x.pos)
-    if isinstance(x, Distinct):
-        return Distinct(_rename(x.left, k), _rename(x.right, k), x.pos)
-    if isinstance(x, Or):
-        return Or(tuple(_rename(lit, k) for lit in x.lits), x.pos)
-    return x
+    return _map_vars(x, lambda v: Var(f"{v.name} {k}", v.pos))
 
 
 def _ground(t: Term) -> bool:
