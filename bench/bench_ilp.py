@@ -327,9 +327,9 @@ def main(argv: list[str] | None = None) -> None:
         }
     ]
     if args.anchor.exists():
-        from orchestrator.analysis.anchor import read_anchor
+        from orchestrator.analysis.anchor import read_iggp_anchor
 
-        anchor = read_anchor(args.anchor)
+        anchor = read_iggp_anchor(args.anchor)
         figures = anchor.on({(r["game"], r["target"]) for r in rows})
         if figures["tasks"]:
             overall.append(

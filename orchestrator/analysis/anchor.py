@@ -42,8 +42,36 @@ class Anchor:
         }
 
 
-def read_anchor(path: str | Path, name: str | None = None) -> Anchor:
-    """Read an anchor CSV; a bad file is a ValueError naming the file and line."""
+@dataclass(frozen=True)
+class GraphLogAnchor:
+    """Per-world test accuracies of a published GraphLog model: ``scores[(model, world)] = acc``.
+
+    Written from a paper's per-world table (the GraphLog paper's Table 6 gives one per world) as a
+    CSV with ``world``, ``model`` and ``test_accuracy``. A figure is only shown beside a row of
+    this store when the anchor has every world that row was scored on (:meth:`on`): the paper's
+    mean over its own 57 worlds says nothing about worlds this suite generated.
+    """
+
+    name: str
+    path: str
+    scores: dict[tuple[str, str], float]
+
+    @property
+    def source(self) -> str:
+        return f"{self.name} (per-world accuracies from {self.path})"
+
+    def on(self, model: str, worlds: list[str]) -> float | None:
+        """The anchor's mean accuracy of ``model`` over ``worlds``; None unless it has all of them."""
+        if not worlds or any((model, w) not in self.scores for w in worlds):
+            return None
+        return sum(self.scores[(model, w)] for w in worlds) / len(worlds)
+
+
+def read_anchor(path: str | Path, name: str | None = None) -> Anchor | GraphLogAnchor:
+    """Read an anchor CSV: per-task IGGP scores, or per-world GraphLog accuracies (by its columns).
+
+    A bad file is a ValueError naming the file and line.
+    """
     path = Path(path)
     try:
         f = open(path, newline="")
@@ -52,6 +80,8 @@ def read_anchor(path: str | Path, name: str | None = None) -> Anchor:
     with f:
         reader = csv.DictReader(f)
         fields = reader.fieldnames or []
+        if "world" in fields:
+            return _read_graphlog(reader, path, name)
         score = [c for c in fields if c == "balanced_accuracy" or c.endswith("_ba")]
         if "game" not in fields or "target" not in fields or len(score) != 1:
             raise ValueError(
@@ -72,6 +102,35 @@ def read_anchor(path: str | Path, name: str | None = None) -> Anchor:
                 raise ValueError(f"{path}:{line}: task {key[0]}/{key[1]} appears twice")
             scores[key] = (ba, perfect)
     return Anchor(name or path.stem, str(path), scores)
+
+
+def read_iggp_anchor(path: str | Path, name: str | None = None) -> Anchor:
+    """:func:`read_anchor` where only a per-task IGGP anchor makes sense (``orch compare``)."""
+    anchor = read_anchor(path, name)
+    if not isinstance(anchor, Anchor):
+        raise ValueError(f"{path}:1: a GraphLog anchor (per world); this needs per-task IGGP scores")
+    return anchor
+
+
+def _read_graphlog(reader: csv.DictReader, path: Path, name: str | None) -> GraphLogAnchor:
+    fields = reader.fieldnames or []
+    if not {"world", "model", "test_accuracy"} <= set(fields):
+        raise ValueError(
+            f"{path}:1: a GraphLog anchor file needs columns world, model, test_accuracy; it has {fields}"
+        )
+    scores: dict[tuple[str, str], float] = {}
+    for line, row in enumerate(reader, start=2):
+        try:
+            acc = float(row["test_accuracy"])
+        except (TypeError, ValueError):
+            raise ValueError(f"{path}:{line}: not a number in 'test_accuracy': {row}") from None
+        if not 0.0 <= acc <= 1.0:
+            raise ValueError(f"{path}:{line}: test accuracy {acc} is outside [0, 1]")
+        key = (row["model"], row["world"])
+        if key in scores:
+            raise ValueError(f"{path}:{line}: model {key[0]} on world {key[1]} appears twice")
+        scores[key] = acc
+    return GraphLogAnchor(name or path.stem, str(path), scores)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import base64
 import html
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -23,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from orchestrator.analysis.anchor import Anchor, GraphLogAnchor  # noqa: E402
 from orchestrator.analysis.report import STRICT_NOTE, display_rows, percent, perfect_cell, report_tables  # noqa: E402
 from orchestrator.analysis.selection import (  # noqa: E402
     PerformanceTable,
@@ -33,10 +35,6 @@ from orchestrator.analysis.selection import (  # noqa: E402
     task_correlation,
 )
 from orchestrator.storage.store import ResultStore  # noqa: E402
-
-# GraphLog paper, single-task supervised, mean test accuracy over its 57 worlds (notes.md).
-GRAPHLOG_PUBLISHED = {"gat-egat": 0.619, "param-egat": 0.611, "gcn-egat": 0.604,
-                      "param-rgcn": 0.539, "gat-rgcn": 0.531, "gcn-rgcn": 0.526}  # fmt: skip
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
@@ -248,26 +246,30 @@ def _forgetting_and_png(fig, axes, series: list[tuple[str, list, list]], ylabel:
     return _png(fig, path)
 
 
-def graphlog_sections(store: ResultStore, path: Path) -> list[str]:
-    """GraphLog: the sweep summary (paper figures beside supervised rows), its k-shot and forgetting
-    curves, and the rule learners' programs applied recursively (orch analyse compose)."""
+def graphlog_sections(store: ResultStore, path: Path, anchors: Sequence[GraphLogAnchor] = ()) -> list[str]:
+    """GraphLog: the sweep summary (published per-world figures beside supervised rows on the same
+    worlds), its k-shot and forgetting curves, and the rule learners' programs applied recursively
+    (orch analyse compose)."""
     from orchestrator.analysis.compose import score_composed
     from orchestrator.graphlog.sweep import display_rows, stored_rows, summarize
 
     out: list[str] = []
     summary = summarize(stored_rows(store))
     if summary["table"]:
-        rows = []
-        for r in display_rows(summary):
-            base = "-".join(r["model"].split("-")[:2])  # <rep>-<comp>, variants (-bi, -rand) dropped
-            paper = GRAPHLOG_PUBLISHED.get(base) if r["setup"] == "supervised" else None
-            at = list(r).index("test acc") + 1  # the paper's figure beside ours
-            items = list(r.items())
-            rows.append(dict(items[:at] + [("paper (57 worlds)", paper)] + items[at:]))
+        rows = [
+            _with_published(shown, row, anchors)
+            for shown, row in zip(display_rows(summary), summary["table"], strict=True)
+        ]
+        if anchors:
+            note = (f"Columns 'published' hold {', '.join(html.escape(a.source) for a in anchors)}: the mean over "
+                    "the worlds the row was scored on, shown only where the file has every one of them.")  # fmt: skip
+        else:
+            note = ("No published figures: the GraphLog paper's means are over its own 57 worlds, not the worlds "
+                    "of this suite. Give --anchor FILE with per-world accuracies (world, model, "
+                    "test_accuracy) to show them beside rows on the same worlds.")  # fmt: skip
         out += [
             "<h2>GraphLog sweeps (orch graphlog sweep)</h2>",
-            "<p class='note'>Test accuracy, mean ± std over seeds; 'paper' is the GraphLog paper's "
-            "single-task mean over its own 57 worlds (different worlds, dimension 200, 500 epochs).</p>",
+            f"<p class='note'>Test accuracy, mean ± std over seeds. {note}</p>",
             _table_html(rows),
         ]
         img = _graphlog_curves(summary, path)
@@ -283,6 +285,19 @@ def graphlog_sections(store: ResultStore, path: Path) -> list[str]:
             _table_html(composed),
         ]
     return out
+
+
+def _with_published(shown: dict, row: dict, anchors: Sequence[GraphLogAnchor]) -> dict:
+    """A summary row with each anchor's figure after its test accuracy, on the row's own worlds only."""
+    if not anchors:
+        return shown
+    items = list(shown.items())
+    at = list(shown).index("test acc") + 1
+    cells = [
+        (f"published: {a.name}", a.on(row["model"], row["worlds"]) if row["setup"] == "supervised" else None)
+        for a in anchors
+    ]
+    return dict(items[:at] + cells + items[at:])
 
 
 def _graphlog_curves(summary: dict, path: Path) -> str | None:
@@ -377,8 +392,9 @@ def write_html(
 ) -> Path:  # fmt: skip
     """Write the report page to ``out`` and its PNG figures to ``out``'s ``<stem>_figures/``.
 
-    ``anchors`` (:class:`orchestrator.analysis.anchor.Anchor`) are published per-task scores, shown beside
-    each learner on that learner's tasks only.
+    ``anchors`` are published figures read from files (:mod:`orchestrator.analysis.anchor`): per-task
+    IGGP scores, shown beside each learner on that learner's tasks only, and per-world GraphLog
+    accuracies, shown beside supervised GraphLog rows on the same worlds only.
     """
     out = Path(out)
     figdir = out.with_name(out.stem + "_figures")
@@ -391,7 +407,10 @@ def write_html(
         f" {html.escape(STRICT_NOTE)} Rows in italics are published figures read from the named file, on the same tasks"
         " as the learner they name, not runs of this store.</p>",
         "<h2>Learners (IGGP Table 3)</h2>",
-        _table_html(tables.get("learner", []), published_rows(tables.get("task", []), anchors or [])),
+        _table_html(
+            tables.get("learner", []),
+            published_rows(tables.get("task", []), [a for a in anchors or [] if isinstance(a, Anchor)]),
+        ),
         "<h2>Like for like</h2>",
         "<p class='note'>Errored predicates (and timeouts without a model) are scored as predicting false "
         "for every atom. Each figure is also given with fallback models counted as failures. Trivial tasks "
@@ -434,7 +453,9 @@ def write_html(
         ]
     else:
         absent.append(("GNN learning and forgetting curves", "no GNN learner (gnn-...) ran in this store"))
-    graphlog = graphlog_sections(store, figdir / "graphlog_curves.png")
+    graphlog = graphlog_sections(
+        store, figdir / "graphlog_curves.png", [a for a in anchors or [] if isinstance(a, GraphLogAnchor)]
+    )
     sections += graphlog
     if not graphlog:
         absent.append(("GraphLog", "no GraphLog sweep or GraphLog rule-learner runs in this store"))

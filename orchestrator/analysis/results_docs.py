@@ -28,13 +28,13 @@ ANCHOR_LABEL = "../shared/iggp/ilasp_star_shared.csv"
 
 def section_for(results_dir: Path = RESULTS_DIR, anchor: Path | None = None) -> str:
     """The section ``orch bench docs`` writes: with ``anchor``, else the ILASP* file when present."""
-    from orchestrator.analysis.anchor import read_anchor
+    from orchestrator.analysis.anchor import read_iggp_anchor
 
     path = anchor if anchor is not None else (DEFAULT_ANCHOR if DEFAULT_ANCHOR.exists() else None)
     if path is None:
         return render(results_dir)
     default = Path(path) == DEFAULT_ANCHOR
-    data = read_anchor(path, "ILASP*" if default else None)
+    data = read_iggp_anchor(path, "ILASP*" if default else None)
     return render(results_dir, data, ANCHOR_LABEL if default else str(path))
 
 

@@ -38,7 +38,8 @@ def report_command(
     anchor: list[Path] = typer.Option(
         [],
         "--anchor",
-        help="Published per-task scores (CSV) shown beside each learner on its tasks (HTML page).",
+        help="Published figures (CSV): per-task IGGP scores (game, target, *_ba), or per-world GraphLog "
+        "accuracies (world, model, test_accuracy); shown beside results on the same tasks only (HTML page).",
     ),
 ) -> None:
     """Summarise the results in the store as the IGGP paper's tables (strict scoring).
@@ -210,13 +211,13 @@ def _stored_learner(side: Side) -> str:
 def _compare_anchor(
     learner: str, anchor: Path, store: str, results: Path | None, fmt: str, all_tasks: bool
 ) -> None:
-    from orchestrator.analysis.anchor import compare_to_anchor, read_anchor
+    from orchestrator.analysis.anchor import compare_to_anchor, read_iggp_anchor
     from orchestrator.analysis.report import render
     from orchestrator.analysis.results import collect, read_rows, task_row
     from orchestrator.storage.store import ResultStore, StoreError, scrub
 
     try:
-        published = read_anchor(anchor)
+        published = read_iggp_anchor(anchor)
         if results is not None:
             rows = [r for r in read_rows(results) if r["learner"] == learner]
         else:

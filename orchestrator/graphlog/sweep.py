@@ -420,6 +420,7 @@ def summarize(rows: list[dict]) -> dict:
         by_job[r["job_id"]].append(r)
     jobs: dict[tuple, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     scores: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    scored_worlds: dict[tuple, set[str]] = defaultdict(set)  # what a published figure must cover
     curves: dict[tuple, list[list[dict]]] = defaultdict(list)  # (model, settings, worlds) -> runs
     for job_rows in by_job.values():
         first = job_rows[0]
@@ -435,6 +436,7 @@ def summarize(rows: list[dict]) -> dict:
         for r in job_rows:
             if r["test_acc"] is not None:
                 scores[(*group, r["k"])][first["seed"]].append(r["test_acc"])
+                scored_worlds[(*group, r["k"])].add(r["world"])
     keys = {(*g, None) for g in jobs} - {(*key[:3], None) for key in scores if key[3] is not None}
     order = {s: i for i, s in enumerate(SETUPS)}
     table = []
@@ -445,7 +447,8 @@ def summarize(rows: list[dict]) -> dict:
         mean, std = _mean_std(per_seed)
         table.append({"setup": key[0], "model": key[1], "k": key[3], "settings": key[2],
                       "seeds": len(per_seed), "test_acc_mean": mean, "test_acc_std": std,
-                      "jobs": dict(sorted(jobs[key[:3]].items()))})  # fmt: skip
+                      "jobs": dict(sorted(jobs[key[:3]].items())),
+                      "worlds": sorted(scored_worlds.get(key, ()))})  # fmt: skip
     forgetting = []
     for (model, where, worlds), runs in sorted(curves.items()):
         names = worlds.split(",")

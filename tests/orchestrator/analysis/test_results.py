@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from store_rows import row
 
-from orchestrator.analysis.anchor import compare_to_anchor, read_anchor
+from orchestrator.analysis.anchor import GraphLogAnchor, compare_to_anchor, read_anchor, read_iggp_anchor
 from orchestrator.analysis.results import (
     COLUMNS,
     RESULTS_DIR,
@@ -216,6 +216,10 @@ def test_anchor_comparison_counts_wins_losses_and_ties(tmp_path):
         ("game,target,balanced_accuracy\ng,goal,high\n", r"pub.csv:2: not a number"),
         ("game,target,balanced_accuracy\ng,goal,1.5\n", r"pub.csv:2: balanced accuracy 1.5"),
         ("game,target,balanced_accuracy\ng,goal,1\ng,goal,1\n", r"pub.csv:3: task g/goal appears twice"),
+        ("world,model\n", r"pub.csv:1: a GraphLog anchor file needs columns world, model, test_accuracy"),
+        ("world,model,test_accuracy\nrule_0,gat-egat,x\n", r"pub.csv:2: not a number in 'test_accuracy'"),
+        ("world,model,test_accuracy\nrule_0,gat-egat,61.9\n", r"pub.csv:2: test accuracy 61.9 is outside"),
+        ("world,model,test_accuracy\nw,m,1\nw,m,1\n", r"pub.csv:3: model m on world w appears twice"),
     ],
 )
 def test_bad_anchor_files_are_one_line_errors_naming_the_line(tmp_path, text, message):
@@ -223,6 +227,17 @@ def test_bad_anchor_files_are_one_line_errors_naming_the_line(tmp_path, text, me
     f.write_text(text)
     with pytest.raises(ValueError, match=message):
         read_anchor(f)
+
+
+def test_graphlog_anchor_is_read_by_its_columns_and_refused_where_tasks_are_needed(tmp_path):
+    f = tmp_path / "paper.csv"
+    f.write_text("world,model,test_accuracy\nrule_0,gat-egat,0.5\nrule_1,gat-egat,0.75\n")
+    anchor = read_anchor(f)
+    assert isinstance(anchor, GraphLogAnchor)
+    assert anchor.on("gat-egat", ["rule_0", "rule_1"]) == 0.625
+    assert anchor.on("gat-egat", ["rule_0", "rule_2"]) is None and anchor.on("gcn-egat", ["rule_0"]) is None
+    with pytest.raises(ValueError, match=r"paper.csv:1: a GraphLog anchor \(per world\)"):
+        read_iggp_anchor(f)
 
 
 def test_bench_docs_and_stale_commands(tmp_path):

@@ -7,6 +7,7 @@ Tiny on purpose (20 training graphs per world, dim 8, one epoch): what is checke
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 pytest.importorskip("torch")
 pytest.importorskip("ray")
 
+from orchestrator.analysis.anchor import read_anchor  # noqa: E402
 from orchestrator.analysis.htmlreport import write_html  # noqa: E402
 from orchestrator.analysis.report import task_scores  # noqa: E402
 from orchestrator.cli import app  # noqa: E402
@@ -130,7 +132,21 @@ def test_sweep_rows_resume_rerun_and_results(ray_2cpu, suite, tmp_path):
     assert "GraphLog sweep" in shown.stdout and "forgetting curve" in shown.stdout
 
     page = write_html(ResultStore(store), tmp_path / "report.html").read_text()
-    assert "GraphLog sweeps" in page and "paper (57 worlds)" in page and "graphlog curves" in page
+    assert "GraphLog sweeps" in page and "graphlog curves" in page
+    assert "No published figures" in page and "published:" not in page  # never the paper's own worlds' mean
+    # a per-world anchor shows beside the supervised row only when it has every world the row covers
+    full, partial = tmp_path / "paper.csv", tmp_path / "partial.csv"
+    full.write_text("world,model,test_accuracy\nrule_0,param-rgcn,0.125\nrule_1,param-rgcn,0.625\n")
+    partial.write_text("world,model,test_accuracy\nrule_0,param-rgcn,0.25\n")
+    anchors = [read_anchor(full), read_anchor(partial)]
+    page = write_html(ResultStore(store), tmp_path / "report.html", anchors=anchors).read_text()
+    assert str(full) in page
+    table = page[page.index("GraphLog sweeps") :]
+    header = re.findall(r"<th>(.*?)</th>", table[: table.index("</tr>")])
+    cells = {r[0]: r for r in (re.findall(r"<td>(.*?)</td>", row) for row in table.split("<tr>")[2:4])}
+    sup = dict(zip(header, cells["supervised"], strict=True))
+    assert sup["published: paper"] == "0.375" and sup["published: partial"] == ""  # rule_1 missing: no figure
+    assert dict(zip(header, cells["continual"], strict=True))["published: paper"] == ""
     assert (tmp_path / "report_figures" / "graphlog_curves.png").stat().st_size > 0
 
 
