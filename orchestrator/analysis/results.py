@@ -312,13 +312,13 @@ def perfect_count_ci(per_task_runs: list[tuple[int, int]], z: float = 1.96) -> t
 
     ``per_task_runs`` holds (perfect runs, runs) per task. Each task is taken as perfect with
     probability p_i = perfect runs / runs, independently; the count's variance is then
-    sum p_i (1 - p_i), so the interval is mean ± z·sqrt(that). With one run per task every p_i is
+    sum p_i (1 - p_i), so the interval is mean ± z·sqrt(that), cut to [0, tasks]. With one run per task every p_i is
     0 or 1 and the interval has width 0: one run cannot measure noise (run ``--repeats 3``).
     """
     ps = [k / n for k, n in per_task_runs if n]
     mean = sum(ps)
     half = z * math.sqrt(sum(p * (1 - p) for p in ps))
-    return mean, mean - half, mean + half
+    return mean, max(0.0, mean - half), min(float(len(ps)), mean + half)  # a count: within [0, tasks]
 
 
 def summarise(rows: list[dict]) -> dict:

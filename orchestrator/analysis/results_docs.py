@@ -93,6 +93,38 @@ SUMMARY_HEAD = [
 ]  # fmt: skip
 
 
+SPREAD_SHOWN = 10
+"""How many tasks with the largest balanced-accuracy spread the run-to-run section lists."""
+
+
+def _spread(learner: str, budget: str, rows: list[dict]) -> list[str]:
+    """Per-task run-to-run spread of a file measured with repeats: the tasks whose perfect outcome
+    differs between runs, and those with the largest balanced-accuracy standard deviation."""
+    runs = min(int(r["runs"]) for r in rows)
+    if runs < 2:
+        return []
+    flips = [r for r in rows if 0 < int(r["perfect_runs"]) < int(r["runs"])]
+    widest = sorted((r for r in rows if float(r["ba_std"]) > 0), key=lambda r: -float(r["ba_std"]))
+    name = lambda r: f"{r['game']}/{r['target']}"  # noqa: E731
+    out = ["", f"### Run-to-run spread: {learner} at {budget}s, {runs} runs per task", ""]
+    if not flips and not widest:
+        return [*out, f"No task's balanced accuracy varies between runs ({len(rows)} tasks)."]
+    out += [
+        f"{len(flips)} of {len(rows)} tasks are perfect in some runs and not in others"
+        + (": " + ", ".join(f"{name(r)} ({r['perfect_runs']}/{r['runs']})" for r in flips) if flips else "")
+        + f". {len(widest)} tasks have a balanced accuracy that varies at all between runs. The first run "
+        "learns from the whole training split (the figures above); the others, as `--repeats` does, from 80% "
+        "subsamples of it, so the spread is the noise of the data as well as of the clock.",
+    ]
+    if widest:
+        out += ["", *_table(
+            ["task", "mean BA", "std", "runs perfect"],
+            [[name(r), _pct(float(r["ba_mean"])), f"{float(r['ba_std']):.4f}", f"{r['perfect_runs']}/{r['runs']}"]
+             for r in widest[:SPREAD_SHOWN]],
+        )]  # fmt: skip
+    return out
+
+
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     return [
         "| " + " | ".join(head) + " |",
@@ -119,7 +151,7 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
     ]
     head = ["learner", "budget", "file", *SUMMARY_HEAD, "trivial tasks", "runs", "perfect count: mean over runs [95% CI]",
             "ba std (mean over tasks)", "commit", "source hash"]  # fmt: skip
-    body, by_target, compared = [], [], []
+    body, by_target, compared, spread = [], [], [], []
     for path in files:
         rows = read_rows(path)
         if not rows:
@@ -133,6 +165,7 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
             [learner, f"{budget}s", f"`{path.name}`", *_summary_cells(s), str(s["trivial"]), str(s["runs"]),
              _ci(s), f"{s['ba_std_mean']:.4f}", commits, hashes + (f" {note}" if note else "")]
         )  # fmt: skip
+        spread += _spread(learner, budget, rows)
         groups: dict[str, list[dict]] = defaultdict(list)
         for r in rows:
             groups[r["target"]].append(r)
@@ -165,6 +198,7 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
         + ["", "### By target", ""]
         + _table(["learner", "budget", "target", *SUMMARY_HEAD], by_target)
     )
+    out += spread
     if anchor is not None:
         out += [
             "",

@@ -17,6 +17,7 @@ from pathlib import Path
 import typer
 
 from orchestrator.analysis.locations import RESULTS_DIR, ROOT
+from orchestrator.cli.errors import EXIT_FAILED, OrchError
 from orchestrator.durations import budget_option
 
 bench_app = typer.Typer(
@@ -25,13 +26,6 @@ bench_app = typer.Typer(
 )
 
 ANCHOR_LABEL = "../shared/iggp/ilasp_star_shared.csv"
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    from orchestrator.storage.store import scrub
-
-    typer.echo(f"error: {scrub(message)}", err=True)
-    return typer.Exit(code)
 
 
 def runnable_tasks(dataset: Path, games: list[str] | None = None) -> tuple[set[tuple[str, str]], list[str]]:
@@ -59,7 +53,7 @@ def _export_and_print(
     try:
         written = export(ResultStore(store), out, learners, sweep, tasks=tasks)
     except StoreError as e:
-        raise _fail(str(e)) from e
+        raise OrchError(str(e)) from e
     for path, (n, unscorable) in written.items():
         s = summarise(read_rows(path))
         more = f", {unscorable} task(s) not finished (left out)" if unscorable else ""
@@ -100,7 +94,7 @@ def iggp_command(
         tasks, skipped = runnable_tasks(dataset, chosen)
         before = {n: source_hash(n) for n in names}
     except Exception as e:
-        raise _fail(f"cannot plan the bench: {type(e).__name__}: {e}") from e
+        raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
     for line in skipped:
         typer.echo(line, err=True)
     run(games=",".join(chosen) if chosen else None, all_games=not chosen, learners=learners, targets=None,
@@ -109,7 +103,7 @@ def iggp_command(
         max_actors=None, as_json=False)  # fmt: skip
     changed = [n for n in names if source_hash(n) != before[n]]
     if changed:
-        raise _fail(
+        raise OrchError(
             f"the sources of {', '.join(changed)} changed during the run: rerun on a fixed checkout", 1
         )
     _export_and_print(store, out, names, tasks)
@@ -147,12 +141,12 @@ def docs_command(
     try:
         section = section_for(results, anchor)
     except ValueError as e:
-        raise _fail(str(e)) from e
+        raise OrchError(str(e)) from e
     text = doc.read_text()
     new = splice(text, section)
     if check:
         if new != text:
-            raise _fail(f"{doc} is not up to date with {results}: run `orch bench docs`", 1)
+            raise OrchError(f"{doc} is not up to date with {results}: run `orch bench docs`", EXIT_FAILED)
         typer.echo(f"{doc} is up to date")
         return
     doc.write_text(new)
@@ -160,7 +154,11 @@ def docs_command(
 
 
 @bench_app.command("stale")
-def stale_command(files: list[Path] = typer.Argument(..., help="Results files to mark.")) -> None:
+def stale_command(
+    files: list[Path] = typer.Argument(
+        ..., metavar="FILE", help="Results files to mark (docs/results/iggp/*.csv)."
+    ),
+) -> None:
     """Mark the rows whose learner sources changed since they were measured as stale (shown in the docs)."""
     from orchestrator.analysis.results import mark_stale
 
@@ -168,7 +166,7 @@ def stale_command(files: list[Path] = typer.Argument(..., help="Results files to
         try:
             n = mark_stale(f)
         except (OSError, ValueError) as e:
-            raise _fail(str(e)) from e
+            raise OrchError(str(e)) from e
         typer.echo(f"{f}: {n} row(s) marked stale")
 
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from orchestrator.cli.errors import OrchError
 from orchestrator.suggest import UnknownName, resolve_game, source_label
 
 games_app = typer.Typer(
@@ -28,11 +29,6 @@ DATASET_HELP = "An IGGP dataset directory in the published layout (default: the 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the `orch` app."""
     app.add_typer(games_app, name="games")
-
-
-def _fail(message: str) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(2)  # bad usage or input: orchestrator/cli/errors.py
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:
@@ -61,9 +57,9 @@ def _open(dataset: str | None):
     try:
         source = open_dataset(dataset)  # a packed ../shared/iggp says to run unpack first
     except UnknownName as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     if not isinstance(source, Dataset):
-        raise _fail(f"{dataset}: not an IGGP dataset (games commands need the published layout)")
+        raise OrchError(f"{dataset}: not an IGGP dataset (games commands need the published layout)")
     return source
 
 
@@ -102,7 +98,7 @@ def list_games(
                 }
             )
     except _input_errors() as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     if as_json:
         typer.echo(json.dumps({"dataset": _where(dataset, ds), "games": rows}, indent=2))
         return
@@ -157,7 +153,7 @@ def generate(
 
     try:
         if all_bundled == (game is not None):
-            raise _fail("give either a GAME (a .txt file or bundled game name) or --all")
+            raise OrchError("give either a GAME (a .txt file or bundled game name) or --all")
         if game is None:
             jobs: list[tuple[Path, Path | None]] = [
                 (bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()
@@ -169,7 +165,7 @@ def generate(
         else:
             summaries = _generate_here(jobs, out, episodes, steps, seed, as_json)
     except _input_errors() as e:
-        raise _fail(str(e).strip("'\"")) from None
+        raise OrchError(str(e).strip("'\"")) from None
     if as_json:
         typer.echo(json.dumps(summaries, indent=2))
     else:
@@ -283,7 +279,7 @@ def check(
                 results.append(check_game(ds, g, solver_fallback=solver_fallback))
                 progress.advance(bar)
     except _input_errors() + (UnknownName,) as e:
-        raise _fail(str(e).strip("'\"")) from None
+        raise OrchError(str(e).strip("'\"")) from None
     code = exit_code(results, strict=strict)
     tally = {s: sum(r.status == s for r in results) for s in STATUSES}
     if as_json:
@@ -316,7 +312,9 @@ def check(
 
 @games_app.command("probe")
 def probe(
-    paths: list[Path] = typer.Argument(..., help="GDL game files (.kif/.txt/.gdl) or folders of them."),
+    paths: list[Path] = typer.Argument(
+        ..., metavar="PATH", help="GDL game files (.kif/.txt/.gdl) or folders of them."
+    ),
     playouts: int = typer.Option(10, "--playouts", "-n", min=1, help="Seeded random playouts per game."),
     steps: int = typer.Option(60, "--steps", min=1, help="Maximum joint moves per playout."),
     seed: int = typer.Option(0, "--seed", help="Seed of the playouts."),
@@ -348,9 +346,9 @@ def probe(
     try:
         files = game_files(paths)
     except FileNotFoundError as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     if not files:
-        raise _fail(f"no .kif/.txt/.gdl game files in {', '.join(map(str, paths))}")
+        raise OrchError(f"no .kif/.txt/.gdl game files in {', '.join(map(str, paths))}")
     results = []
     with _bar(as_json) as progress:
         bar = progress.add_task("probing", total=len(files))

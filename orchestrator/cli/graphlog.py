@@ -26,6 +26,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.errors import OrchError
 from orchestrator.durations import budget_option
 from orchestrator.storage import DEFAULT_STORE
 
@@ -41,18 +42,13 @@ def register(app: typer.Typer) -> None:
     app.add_typer(graphlog_app, name="graphlog")
 
 
-def _fail(message: str) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(2)  # bad usage or input: orchestrator/cli/errors.py
-
-
 def _ints(text: str | None) -> list[int] | None:
     if not text:
         return None
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise _fail(f"--worlds expects world indices like 0,1,2, got {text!r}") from None
+        raise OrchError(f"--worlds expects world indices like 0,1,2, got {text!r}") from None
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -63,7 +59,7 @@ def _numbers(text: str, option: str) -> tuple[int, ...]:
     try:
         return tuple(dict.fromkeys(int(n) for n in _names(text)))
     except ValueError:
-        raise _fail(f"{option} expects integers like 0,1,2, got {text!r}") from None
+        raise OrchError(f"{option} expects integers like 0,1,2, got {text!r}") from None
 
 
 @graphlog_app.command()
@@ -91,7 +87,7 @@ def generate(
     try:
         suite = generate_suite(cfg, _ints(worlds))
     except ValueError as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     write_suite(directory, suite, generate_rules(cfg.n_relations, cfg.n_rules, cfg.seed), cfg)
     console.print(f"wrote {len(suite)} worlds to {directory}")
 
@@ -102,7 +98,7 @@ def _suite(directory: Path):
     try:
         return GraphLogSource(directory).suite
     except (FileNotFoundError, ValueError) as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
 
 
 STAT_COLUMNS = ("world", "role", "classes", "descriptors", "avg_resolution_length", "avg_nodes", "avg_edges")
@@ -117,7 +113,7 @@ def stats(
     """Per-world statistics as in the paper's Table 6 (NC, ND, ARL, AN, AE)."""
     suite = _suite(directory)
     if not hasattr(suite, "stats"):
-        raise _fail(f"{directory}: statistics are stored only for generated suites")
+        raise OrchError(f"{directory}: statistics are stored only for generated suites")
     rows = suite.stats()
     sim = None
     if similarity:
@@ -146,7 +142,7 @@ def _load(directory: Path, names: str) -> list:
     try:
         return [WorldData.of_world(suite.load(n)) for n in chosen]
     except KeyError as e:
-        raise _fail(str(e.args[0])) from None
+        raise OrchError(str(e.args[0])) from None
 
 
 @graphlog_app.command("train")
@@ -188,9 +184,9 @@ def train_cmd(
     try:
         cfg = net_config(model, dim=dim, seed=seed, dropout=dropout)
     except ValueError as e:
-        raise _fail(f"--model: {e}") from None
+        raise OrchError(f"--model: {e}") from None
     if setup not in setups.SETUPS:
-        raise _fail(f"--setup {setup!r}: expected one of {', '.join(setups.SETUPS)}")
+        raise OrchError(f"--setup {setup!r}: expected one of {', '.join(setups.SETUPS)}")
     tcfg = TrainConfig(epochs=epochs, batch_size=batch_size, seed=seed)
     if setup == "kshot":
         from orchestrator.graphlog.kshot import KShotError, kshot_worlds
@@ -201,7 +197,7 @@ def train_cmd(
                 _names(worlds) or suite.worlds(), _names(heldout), suite.with_role("test")
             )
         except KShotError as e:
-            raise _fail(str(e)) from None
+            raise OrchError(str(e)) from None
         data, held = _load(directory, ",".join(pretrain)), _load(directory, ",".join(held_worlds))
     else:
         data, held = _load(directory, worlds), []
@@ -235,7 +231,7 @@ def _run_setup_hard(setup: str, data, cfg, tcfg, budget: float | None, held, ste
     """
     from learners.gnn import setups
     from orchestrator.graphlog.runner import RowReport
-    from orchestrator.scheduling.supervise import run_supervised
+    from orchestrator.scheduling.supervise import run_one
 
     reported: list[dict] = []
 
@@ -248,7 +244,7 @@ def _run_setup_hard(setup: str, data, cfg, tcfg, budget: float | None, held, ste
             reported.append(message.row)
 
     deadline = math.inf if budget is None else budget + SCORING_ALLOWANCE_S
-    (out,) = run_supervised(1, work, lambda i: deadline, None, keep)
+    out = run_one(work, deadline, None, keep)
     if out.kind == "ok":
         return out.payload
     if out.kind == "timeout":
@@ -257,8 +253,8 @@ def _run_setup_hard(setup: str, data, cfg, tcfg, budget: float | None, held, ste
             f"{len(reported)} row(s) reported before[/yellow]"
         )
         return reported
-    why = str(out.payload).strip().splitlines()[-1] if out.payload else f"signal {out.signal}"
-    raise _fail(f"the {setup} setup failed: {why}")
+    why = out.last_line() if out.kind in ("error", "oom") else out.died()[1]
+    raise OrchError(f"the {setup} setup failed: {why}")
 
 
 def _json_default(x: object) -> object:
@@ -365,7 +361,7 @@ def sweep_cmd(
                                           max_retries=max_retries, progress=make_progress(as_json))  # fmt: skip
         rows = stored_rows(results, planned_ids(jobs))
     except (SweepError, SchedulerError, StoreError) as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     summary = summarize(rows)
     if as_json:
         sweep = {"planned": result.planned, "skipped": result.skipped, "statuses": result.statuses,
@@ -391,7 +387,7 @@ def results_cmd(
     try:
         rows = stored_rows(ResultStore(store, must_exist=True))
     except StoreError as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     summary = summarize(rows)
     if as_json:
         _echo_json({"summary": summary, "rows": rows})

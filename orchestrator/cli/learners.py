@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.cli.errors import EXIT_FAILED, OrchError
 from orchestrator.durations import budget_option, format_duration
 from orchestrator.suggest import (
     UnknownName,
@@ -83,16 +84,11 @@ def list_learners(
 # --- orch learn -----------------------------------------------------------------------------------
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
-
-
 def _open(dataset: Path | None):
     try:
         return open_dataset(dataset)
     except UnknownName as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
 
 
 def _load_task(dataset: Path | None, game: str, target: str, predicate: str | None) -> Task:
@@ -100,20 +96,20 @@ def _load_task(dataset: Path | None, game: str, target: str, predicate: str | No
     try:
         game = resolve_game(game, source.games(), source_label(dataset))
     except UnknownName as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     targets = source.targets(game)
     if target.lower() in targets:
         target = target.lower()
     if target not in targets:
         close = did_you_mean(target, targets)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
-        raise _fail(f"game {game} has no target {target!r}; {hint}its targets are {', '.join(targets)}")
+        raise OrchError(f"game {game} has no target {target!r}; {hint}its targets are {', '.join(targets)}")
     task = source.load_task(game, target)
     if predicate is not None:
         try:
             task = task.for_predicate(predicate)
         except KeyError as e:
-            raise _fail(str(e.args[0])) from None
+            raise OrchError(str(e.args[0])) from None
     return task
 
 
@@ -125,7 +121,7 @@ def _fit_supervised(learner: str, task: Task, seconds: float | None) -> tuple[Mo
     """
     import pickle
 
-    from orchestrator.scheduling.supervise import run_supervised
+    from orchestrator.scheduling.supervise import run_one
     from orchestrator.scheduling.worker import ModelReport
 
     shipped: list[bytes] = []
@@ -147,21 +143,19 @@ def _fit_supervised(learner: str, task: Task, seconds: float | None) -> tuple[Mo
         if isinstance(message, ModelReport):
             shipped.append(message.blob)
 
-    limit = math.inf if seconds is None else seconds
-    (out,) = run_supervised(1, work, lambda i: limit, None, keep)
+    out = run_one(work, math.inf if seconds is None else seconds, None, keep)
     where = f"{learner} on {task.name}"
     if out.kind == "ok":
         return pickle.loads(out.payload), "ok", len(shipped), out.seconds
     if out.kind == "timeout":
         if not shipped:
-            raise _fail(f"{where}: the budget ran out before the learner reported any model", code=1)
+            raise OrchError(f"{where}: the budget ran out before the learner reported any model", EXIT_FAILED)
         return pickle.loads(shipped[-1]), "timeout", len(shipped), out.seconds
     if out.kind == "input":
-        raise _fail(f"{where}: {out.payload}")
+        raise OrchError(f"{where}: {out.payload}")
     if out.kind in ("error", "oom"):
-        last = str(out.payload).strip().splitlines()[-1] if out.payload else out.kind
-        raise _fail(f"{where}: {last}", code=1)
-    raise _fail(f"{where}: the learner's process died (signal {out.signal})", code=1)
+        raise OrchError(f"{where}: {out.last_line()}", EXIT_FAILED)
+    raise OrchError(f"{where}: {out.died()[1]}", EXIT_FAILED)
 
 
 def _counts_json(c: Counts) -> dict:
@@ -199,14 +193,14 @@ def learn(
         learner = resolve_learner(learner)  # case-insensitive, with suggestions and the name forms
         learner_obj = make_learner(learner)
     except (UnknownLearner, UnknownName) as e:
-        raise _fail(str(e)) from None
+        raise OrchError(str(e)) from None
     except ValueError as e:
-        raise _fail(f"learner {learner!r}: {e}") from None
+        raise OrchError(f"learner {learner!r}: {e}") from None
     seconds = budget
     task = _load_task(dataset, game, target, predicate)
     applies, why = learner_applies(learner_obj, task)
     if not applies:
-        raise _fail(f"{learner} does not apply to {task.name}: {why}", code=1)
+        raise OrchError(f"{learner} does not apply to {task.name}: {why}", EXIT_FAILED)
     # As a sweep does: one fit per flattened predicate, each within the budget, counts pooled per task
     # (ILP learners only take one predicate at a time; the others give the sweep's numbers this way).
     parts = [task] if len(task.predicates) == 1 else [task.for_predicate(p) for p in task.predicates]

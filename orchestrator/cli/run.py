@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from orchestrator.cli.analysis import register_report
+from orchestrator.cli.errors import OrchError
 from orchestrator.durations import budget_option
 from orchestrator.storage import DEFAULT_STORE
 
@@ -28,13 +29,6 @@ SHOWN_FAILURES = 20
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _fail(message: str) -> typer.Exit:
-    from orchestrator.storage.store import scrub
-
-    typer.echo(f"error: {scrub(message)}", err=True)
-    return typer.Exit(2)
 
 
 def run(
@@ -107,7 +101,7 @@ def run(
     from orchestrator.suggest import UnknownName, open_dataset
 
     if all_games == bool(games):
-        raise _fail("give either --games a,b or --all-games")
+        raise OrchError("give either --games a,b or --all-games")
     spec = dataset if dataset is not None else "bundled"
     try:
         budget_s = require_limit(budget)
@@ -116,13 +110,13 @@ def run(
         # cheap, so before a dataset that may be slow to open; names come back in canonical case
         learner_names = list(validate_learners(split_names(learners)))
     except SweepError as e:
-        raise _fail(str(e)) from e
+        raise OrchError(str(e)) from e
     try:
         source = open_dataset(dataset)
     except UnknownName as e:
-        raise _fail(str(e)) from e
+        raise OrchError(str(e)) from e
     except Exception as e:  # a broken dataset is a clear one-line error, never a traceback
-        raise _fail(f"cannot open the dataset {spec}: {type(e).__name__}: {e}") from e
+        raise OrchError(f"cannot open the dataset {spec}: {type(e).__name__}: {e}") from e
     try:
         target_list = split_names(targets) or None
         jobs = build_jobs(
@@ -132,7 +126,7 @@ def run(
         )  # fmt: skip
         results = ResultStore(store)
     except (SweepError, ValueError, KeyError, StoreError, OSError) as e:
-        raise _fail(str(e)) from e
+        raise OrchError(str(e)) from e
     name = sweep or sweep_name(jobs)
     settings = {"learners": learner_names, "seed": seed, "repeats": repeats, "budget_s": budget_s,
                 "targets": target_list, "dataset": jobs[0].dataset}  # fmt: skip
@@ -145,7 +139,7 @@ def run(
     try:
         result = run_sweep(jobs, results, options, progress)
     except (SchedulerError, StoreError) as e:
-        raise _fail(str(e)) from e
+        raise OrchError(str(e)) from e
     finally:
         signal.signal(signal.SIGTERM, previous)
     if not as_json:
@@ -185,8 +179,12 @@ def _print_failures(result) -> None:  # noqa: ANN001
         )
 
 
+STATUS_COLUMNS = ("done", "not_applicable", "running", "failed", "remaining")
+"""The columns of ``orch status``: each planned job is in exactly one."""
+
+
 def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict[str, int]]:
-    """Per learner: done (ok/timeout), failed (error/oom/lost/killed), running and remaining.
+    """Per learner: done (ok/timeout), not applicable, failed (error/oom/lost/killed), running, remaining.
 
     Planned jobs come from the sweep manifests; a planned job without a row is *remaining*, or
     *running* when the sweep's live file (written by the driver while it runs) lists it.
@@ -206,9 +204,7 @@ def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict
         }
         status = {j: s for j, s in status.items() if j in keep or j in planned}
     running = _running_jobs(store)
-    table: dict[str, dict[str, int]] = defaultdict(
-        lambda: dict.fromkeys(("done", "running", "failed", "remaining"), 0)
-    )
+    table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(STATUS_COLUMNS, 0))
     for job, learner in {**learner_of, **planned}.items():
         if job not in status and job not in planned:
             continue
@@ -217,6 +213,10 @@ def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict
             table[learner]["running" if job in running else "remaining"] += 1
         elif s in FAILED:
             table[learner]["failed"] += 1
+        elif (
+            s == "not_applicable"
+        ):  # storage.schema.NOT_APPLICABLE; settled (resume skips it), but nothing was learned: not "done"
+            table[learner]["not_applicable"] += 1
         else:
             table[learner]["done"] += 1
     return dict(sorted(table.items()))
@@ -239,8 +239,8 @@ def status(
     try:
         table = status_table(ResultStore(store, must_exist=True), sweep)
     except StoreError as e:
-        raise _fail(str(e)) from e
-    total = dict.fromkeys(("done", "running", "failed", "remaining"), 0)
+        raise OrchError(str(e)) from e
+    total = dict.fromkeys(STATUS_COLUMNS, 0)
     for counts in table.values():
         for k, v in counts.items():
             total[k] += v
@@ -256,7 +256,7 @@ def status(
     out = Table(title=f"{scrub(store)}")
     out.add_column("learner")
     for col in total:
-        out.add_column(col, justify="right")
+        out.add_column(col.replace("_", " "), justify="right")
     for learner, counts in table.items():
         out.add_row(learner, *(str(counts[c]) for c in total))
     out.add_row("total", *(str(total[c]) for c in total), style="bold")

@@ -4,7 +4,7 @@ counterpart for ``orch graphlog sweep`` (see :mod:`orchestrator.graphlog.sweep`)
 Why a runner of its own: an IGGP job is one learner on one task, scored in a second process; a
 GraphLog setup job trains and scores in turns over several worlds (continual: train world 1, score,
 train world 2, score both, ...), so its results are the per-world rows the setup produces. It
-still runs under the same supervisor as every IGGP job (:func:`orchestrator.scheduling.worker.run_supervised`):
+still runs under the same supervisor as every IGGP job (:func:`orchestrator.scheduling.supervise.run_supervised`):
 a forked child per job, killed at its hard deadline, memory-capped, and streaming what it has so
 far to this process as it goes, so a killed job keeps the rows it reported.
 
@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,8 +25,9 @@ from typing import Any
 
 from orchestrator.graphlog.sweep import GraphLogJob, SweepSpec, detail_rows, legacy_job_ids, plan_jobs
 from orchestrator.scheduling.scheduler import Progress, SweepOptions, SweepResult, run_sweep
+from orchestrator.scheduling.supervise import run_one
 from orchestrator.scheduling.sweep import Job, sweep_name
-from orchestrator.scheduling.worker import JobLimits, node_name, run_supervised
+from orchestrator.scheduling.worker import JobLimits, node_name
 from orchestrator.storage.schema import ResultRow, result_row
 from orchestrator.storage.store import ResultStore
 
@@ -124,7 +123,7 @@ class GraphLogRunner:
 
         deadline = spec.budget_s + self.limits.eval_timeout_s
         t0 = time.monotonic()
-        (out,) = run_supervised(1, work, lambda i: deadline, self.limits.memory_bytes, keep)
+        out = run_one(work, deadline, self.limits.memory_bytes, keep)
         seconds = time.monotonic() - t0
         where = device[0] if device else None
         error = None
@@ -146,10 +145,9 @@ class GraphLogRunner:
         elif out.kind in ("error", "oom"):
             tail = "".join(str(out.payload).splitlines(keepends=True)[-12:])
             status, error = out.kind, f"job {job.job_id} ({spec.label()}) failed:\n{tail}"
-        elif out.signal == signal.SIGKILL:
-            status, error = "killed", f"the job's process was killed (SIGKILL) on {socket.gethostname()}"
         else:
-            status, error = "error", f"the job's process died without a result (signal {out.signal})"
+            status, why = out.died()
+            error = f"job {job.job_id} ({spec.label()}): {why}"
         rows = detail_rows(spec, got, status, error, where, seconds)
         tests = [r["test_acc"] for r in rows if r["test_acc"] is not None]
         return result_row(

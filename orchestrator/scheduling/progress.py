@@ -26,6 +26,7 @@ from rich.text import Text
 
 from orchestrator.scheduling.scheduler import SilentProgress, SweepResult
 from orchestrator.scheduling.sweep import Job
+from orchestrator.storage.schema import INFRA_STATUSES
 from orchestrator.storage.store import DEFAULT_STORE
 
 STATUS_STYLE = {
@@ -246,9 +247,14 @@ def next_steps(store: str, result: SweepResult) -> str:
         (f"orch report{arg}", "the result tables (--format md, csv or json)"),
         (f"orch report{arg} --html report.html", "one page with the tables and figures"),
     ]
-    failed = sum(n for s, n in result.statuses.items() if s in ("error", "oom", "killed"))
+    failed = result.statuses.get("error", 0)
+    infra = sum(n for s, n in result.statuses.items() if s in INFRA_STATUSES)
+    if infra:  # resume always re-runs these: not the learner's doing
+        commands.append(
+            ("the same orch run ...", f"re-run the {infra} job(s) lost to memory or a dead worker")
+        )
     if failed:
-        commands.append(("the same orch run ... --retry-failed", f"re-run the {failed} failed job(s)"))
+        commands.append(("the same orch run ... --retry-failed", f"also re-run the {failed} failed job(s)"))
     width = max(len(c) for c, _ in commands)
     lines.append("next:")
     lines += [f"  {c.ljust(width)}  # {why}" for c, why in commands]

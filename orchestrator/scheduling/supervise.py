@@ -30,6 +30,7 @@ import pickle
 import resource
 import select
 import signal
+import socket
 import struct
 import time
 import traceback
@@ -93,6 +94,23 @@ class Outcome:
     signal: int | None = None
     began: datetime | None = None
     ended: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def died(self) -> tuple[str, str]:
+        """(status, reason) for a child that died without saying how its item ended.
+
+        SIGKILL is what the kernel's OOM killer, Ray's memory monitor and a supervisor send: the
+        infrastructure took the process, so the status is ``lost`` (retried by the scheduler);
+        any other death (a segfault in a solver, say) is the item's own ``error``.
+        """
+        if self.signal == signal.SIGKILL:
+            return "lost", f"the process was killed (SIGKILL) on {socket.gethostname()}"
+        why = f"signal {signal_name(self.signal)}" if self.signal else "no result"
+        return "error", f"the process died without a result ({why})"
+
+    def last_line(self) -> str:
+        """The last line of an error payload (a traceback's message), else the kind."""
+        lines = str(self.payload or "").strip().splitlines()
+        return lines[-1] if lines else self.kind
 
 
 # --- the pipe ------------------------------------------------------------------------------------
@@ -319,6 +337,17 @@ def run_supervised(
             else:
                 start = done_upto + 1
     return [outcomes[i] for i in range(n)]
+
+
+def run_one(
+    work: Work,
+    seconds: float,
+    memory_bytes: int | None = None,
+    on_message: Callable[[Any], None] = lambda m: None,
+) -> Outcome:
+    """One item in a supervised child under one deadline (a single job, a generation, ``orch learn``)."""
+    (outcome,) = run_supervised(1, work, lambda i: seconds, memory_bytes, on_message)
+    return outcome
 
 
 def signal_name(sig: int) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 import socket
 import time
 import traceback
@@ -35,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from orchestrator.scheduling.supervise import JOB_PROCESS_ENV, Send, Start, run_supervised, signal_name
+from orchestrator.scheduling.supervise import JOB_PROCESS_ENV, Send, Start, run_one, run_supervised
 from orchestrator.scheduling.sweep import Job
 from orchestrator.storage.schema import FINAL_STATUSES, NOT_APPLICABLE, result_row
 from tasks.task import Task
@@ -123,12 +122,9 @@ def run_jobs(
                 row["error"] = "the budget ran out before the learner reported any model"
         elif out.kind in ("error", "oom"):
             row["status"], row["error"] = out.kind, out.payload
-        elif out.signal == signal.SIGKILL:
-            row["status"] = "lost"
-            row["error"] = f"the job's process was killed (SIGKILL) on {socket.gethostname()}"
         else:
-            why = f"signal {signal_name(out.signal)}" if out.signal else "no result"
-            row["status"], row["error"] = "error", f"the job's process died without a result ({why})"
+            row["status"], why = out.died()
+            row["error"] = f"{job.label()}: {why}"
         if row["status"] in FINAL_STATUSES and "bytes" in entry:
             row["program"], row["description"] = entry["rules"], entry["describe"]
         try:
@@ -327,8 +323,7 @@ def generate_one(game_file: str, types_file: str, out: str, episodes: int, steps
 
         return "ok", generate_game(game_file, types_file, out, episodes, steps, seed).as_dict()
 
-    limit = float("inf") if timeout_s is None else timeout_s
-    (outcome,) = run_supervised(1, work, lambda i: limit, memory_bytes)
+    outcome = run_one(work, float("inf") if timeout_s is None else timeout_s, memory_bytes)
     game = os.path.splitext(os.path.basename(game_file))[0]
     if outcome.kind == "ok":
         return {"game": game, "status": "ok", "error": None, **outcome.payload}
@@ -336,6 +331,5 @@ def generate_one(game_file: str, types_file: str, out: str, episodes: int, steps
         return {"game": game, "status": outcome.kind, "error": outcome.payload}
     if outcome.kind == "timeout":
         return {"game": game, "status": "timeout", "error": f"generation ran past {timeout_s}s"}
-    why = signal_name(outcome.signal) if outcome.signal else "no result"
-    status = "lost" if outcome.signal == signal.SIGKILL else "error"
-    return {"game": game, "status": status, "error": f"the generation process died ({why})"}
+    status, why = outcome.died()
+    return {"game": game, "status": status, "error": f"generating {game}: {why}"}

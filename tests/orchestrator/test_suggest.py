@@ -109,6 +109,17 @@ def test_help_shows_flags_as_flags(command):
         assert "<str>" in result.output  # options that take a value still say so
 
 
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [(["bench", "stale"], "FILE..."), (["games", "probe"], "PATH..."), (["compare"], "A [B]")],
+)
+def test_help_shows_arguments_as_people_write_them(command, usage):
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert f"[OPTIONS] {usage}" in result.output
+    assert "{" not in result.output.splitlines()[1] and "<list[" not in result.output
+
+
 def test_targets_are_checked_case_insensitively_with_suggestions(tmp_path):
     ds = write_tiny_dataset(tmp_path / "ds")
     jobs = build_jobs(Dataset(ds), str(ds), ["alpha"], ["noop"], targets=["GOAL"], budget_s=5)

@@ -140,6 +140,24 @@ def test_repeats_give_spread_and_the_first_run_gives_the_counts(tmp_path):
     )
 
 
+def test_docs_list_the_tasks_whose_outcome_varies_between_runs(tmp_path):
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [
+            _row("r0", "next_a", counts=(2, 0, 4, 0), repeat=0),
+            _row("r1", "next_a", counts=(1, 0, 4, 1), repeat=1),
+            _row("r2", "next_a", counts=(2, 0, 4, 0), repeat=2),
+        ]
+    )
+    out = tmp_path / "res"
+    export(store, out, commit="abc")
+    text = render(out)
+    assert "### Run-to-run spread: ilasp at 60s, 3 runs per task" in text
+    assert "1 of 1 tasks are perfect in some runs and not in others: g/next (2/3)" in text
+    assert "| g/next | 91.7% | 0.1443 | 2/3 |" in text  # mean of 1, 0.75, 1; sample std
+    assert "| 0.7 [0.0, 1.0] |" in text  # the perfect count: mean 2/3 over runs, its interval cut to [0, 1]
+
+
 def test_perfect_count_interval_by_hand():
     # p = 1, 0, 2/3, 1/3: mean 2; variance 0 + 0 + 2/9 + 2/9 = 4/9; half-width 1.96 * 2/3
     mean, lo, hi = perfect_count_ci([(3, 3), (0, 3), (2, 3), (1, 3)])

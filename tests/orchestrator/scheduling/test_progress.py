@@ -71,6 +71,8 @@ def test_next_steps_say_where_the_results_are_and_what_to_run():
     assert text.splitlines()[0] == "results: /tmp/my-store (error 1, ok 6, timeout 1; 2 stored before)"
     assert "orch status --store /tmp/my-store" in text
     assert "orch report --store /tmp/my-store --html report.html" in text
-    assert "--retry-failed" in text and "1 failed" in text
+    assert "--retry-failed" in text and "1 failed" in text and "lost to memory" not in text
+    infra = next_steps("./s", SweepResult(10, 0, {"ok": 7, "lost": 2, "oom": 1}, 1.0, 1.0))
+    assert "re-run the 3 job(s) lost to memory or a dead worker" in infra and "--retry-failed" not in infra
     interrupted = next_steps("./orch-results", SweepResult(10, 0, {"ok": 3}, 1.0, 1.0, interrupted=True))
     assert "--store" not in interrupted

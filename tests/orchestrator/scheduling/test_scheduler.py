@@ -170,6 +170,10 @@ def test_a_learner_that_does_not_apply_is_recorded_not_applicable_not_as_an_erro
     assert {r["status"] for r in rows} == {"not_applicable"} and all(r["learn_s"] is None for r in rows)
     assert run_sweep(jobs, store, SweepOptions("na", retry_failed=True)).finished == 0  # settled
     from orchestrator.analysis.report import task_scores
+    from orchestrator.cli.run import status_table
+
+    counts = status_table(store)["gnn-gat-egat"]  # orch status: its own column, not "done"
+    assert counts["not_applicable"] == len(gnn) and counts["done"] == counts["failed"] == 0
 
     scores, _ = task_scores(store)
     assert {s.learner for s in scores} == {"noop"}  # not counted as incomplete tasks of gnn-gat-egat

@@ -61,8 +61,8 @@ def test_status_counts_done_running_failed_remaining_per_learner(tmp_path):
     result = runner.invoke(app, ["status", "--store", str(tmp_path / "store"), "--json"])
     assert result.exit_code == 0, result.output
     counts = json.loads(result.output)["learners"]
-    assert counts["noop"] == {"done": 2, "running": 0, "failed": 0, "remaining": 1}
-    assert counts["crash"] == {"done": 0, "running": 1, "failed": 1, "remaining": 1}
+    assert counts["noop"] == {"done": 2, "not_applicable": 0, "running": 0, "failed": 0, "remaining": 1}
+    assert counts["crash"] == {"done": 0, "not_applicable": 0, "running": 1, "failed": 1, "remaining": 1}
 
     clear_live_jobs(store, "s1")
     counts = json.loads(runner.invoke(app, ["status", "--store", str(tmp_path / "store"), "--json"]).output)
