@@ -90,18 +90,36 @@ def read_anchor(path: str | Path, name: str | None = None) -> Anchor | GraphLogA
             )
         scores: dict[tuple[str, str], tuple[float, bool]] = {}
         for line, row in enumerate(reader, start=2):
+            ba = _fraction(row, score[0], "balanced accuracy", f"{path}:{line}")
             try:
-                ba = float(row[score[0]])
                 perfect = bool(int(row["perfect"])) if row.get("perfect") not in (None, "") else ba == 1.0
             except (TypeError, ValueError):
-                raise ValueError(f"{path}:{line}: not a number in {score[0]!r} or 'perfect': {row}") from None
-            if not 0.0 <= ba <= 1.0:
-                raise ValueError(f"{path}:{line}: balanced accuracy {ba} is outside [0, 1]")
-            key = (row["game"], row["target"])
-            if key in scores:
-                raise ValueError(f"{path}:{line}: task {key[0]}/{key[1]} appears twice")
-            scores[key] = (ba, perfect)
+                raise ValueError(f"{path}:{line}: not a number in 'perfect': {row}") from None
+            _add(
+                scores,
+                (row["game"], row["target"]),
+                (ba, perfect),
+                f"{path}:{line}: task {row['game']}/{row['target']}",
+            )
     return Anchor(name or path.stem, str(path), scores)
+
+
+def _fraction(row: dict, column: str, what: str, where: str) -> float:
+    """``row[column]`` as a number in [0, 1]; else a ValueError at ``where`` (file:line)."""
+    try:
+        x = float(row[column])
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: not a number in {column!r}: {row}") from None
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"{where}: {what} {x} is outside [0, 1]")
+    return x
+
+
+def _add(scores: dict, key: tuple, value: object, what: str) -> None:
+    """One score per key: a second row for the same task or world is an error naming it."""
+    if key in scores:
+        raise ValueError(f"{what} appears twice")
+    scores[key] = value
 
 
 def read_iggp_anchor(path: str | Path, name: str | None = None) -> Anchor:
@@ -120,16 +138,13 @@ def _read_graphlog(reader: csv.DictReader, path: Path, name: str | None) -> Grap
         )
     scores: dict[tuple[str, str], float] = {}
     for line, row in enumerate(reader, start=2):
-        try:
-            acc = float(row["test_accuracy"])
-        except (TypeError, ValueError):
-            raise ValueError(f"{path}:{line}: not a number in 'test_accuracy': {row}") from None
-        if not 0.0 <= acc <= 1.0:
-            raise ValueError(f"{path}:{line}: test accuracy {acc} is outside [0, 1]")
-        key = (row["model"], row["world"])
-        if key in scores:
-            raise ValueError(f"{path}:{line}: model {key[0]} on world {key[1]} appears twice")
-        scores[key] = acc
+        acc = _fraction(row, "test_accuracy", "test accuracy", f"{path}:{line}")
+        _add(
+            scores,
+            (row["model"], row["world"]),
+            acc,
+            f"{path}:{line}: model {row['model']} on world {row['world']}",
+        )
     return GraphLogAnchor(name or path.stem, str(path), scores)
 
 

@@ -121,7 +121,8 @@ def test_a_task_with_a_predicate_not_yet_run_is_left_out(tmp_path):
     assert rows["ilasp"] is None and rows["knn5"] is not None
 
 
-def test_repeats_give_spread_and_the_first_run_gives_the_counts(tmp_path):
+def _three_runs(tmp_path: Path) -> ResultStore:
+    """One task, three runs: perfect, not perfect (BA 0.75), perfect."""
     store = ResultStore(tmp_path / "s")
     store.write(
         [
@@ -130,6 +131,11 @@ def test_repeats_give_spread_and_the_first_run_gives_the_counts(tmp_path):
             _row("r2", "next_a", counts=(2, 0, 4, 0), repeat=2),
         ]
     )
+    return store
+
+
+def test_repeats_give_spread_and_the_first_run_gives_the_counts(tmp_path):
+    store = _three_runs(tmp_path)
     r = task_row(collect(store)[0])
     assert (r["runs"], r["perfect"], r["perfect_runs"], r["tp"]) == (3, 1, 2, 2)
     bas = [1.0, 0.75, 1.0]
@@ -141,14 +147,7 @@ def test_repeats_give_spread_and_the_first_run_gives_the_counts(tmp_path):
 
 
 def test_docs_list_the_tasks_whose_outcome_varies_between_runs(tmp_path):
-    store = ResultStore(tmp_path / "s")
-    store.write(
-        [
-            _row("r0", "next_a", counts=(2, 0, 4, 0), repeat=0),
-            _row("r1", "next_a", counts=(1, 0, 4, 1), repeat=1),
-            _row("r2", "next_a", counts=(2, 0, 4, 0), repeat=2),
-        ]
-    )
+    store = _three_runs(tmp_path)
     out = tmp_path / "res"
     export(store, out, commit="abc")
     text = render(out)
@@ -231,7 +230,7 @@ def test_anchor_comparison_counts_wins_losses_and_ties(tmp_path):
     ("text", "message"),
     [
         ("game,target,perfect\n", r"pub.csv:1: an anchor file needs"),
-        ("game,target,balanced_accuracy\ng,goal,high\n", r"pub.csv:2: not a number"),
+        ("game,target,balanced_accuracy\ng,goal,high\n", r"pub.csv:2: not a number in 'balanced_accuracy'"),
         ("game,target,balanced_accuracy\ng,goal,1.5\n", r"pub.csv:2: balanced accuracy 1.5"),
         ("game,target,balanced_accuracy\ng,goal,1\ng,goal,1\n", r"pub.csv:3: task g/goal appears twice"),
         ("world,model\n", r"pub.csv:1: a GraphLog anchor file needs columns world, model, test_accuracy"),
