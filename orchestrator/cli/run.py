@@ -86,6 +86,17 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of progress."),
 ) -> None:
     """Run learners on every (game, predicate) of a dataset on Ray; results go to the store."""
+    launch(**locals())
+
+
+def launch(
+    games: str | None, all_games: bool, learners: str, targets: str | None, dataset: str | None, seed: int,
+    repeats: int, budget: float | None, max_retries: int, retry_failed: bool, retry_timeouts: bool,
+    memory_per_job: str | None, memory_estimate: str, store: str, sweep: str | None, address: str | None,
+    num_cpus: int | None, max_actors: int | None, as_json: bool, only_tasks: set[tuple[str, str]] | None = None,
+) -> None:  # fmt: skip
+    """``orch run``'s body, for commands that run a sweep too (``orch bench iggp`` passes ``only_tasks``:
+    the (game, target) pairs it will score, so it plans no job for a task it leaves out)."""
     from orchestrator.scheduling.progress import make_progress, next_steps
     from orchestrator.scheduling.scheduler import SchedulerError, SweepOptions, run_sweep
     from orchestrator.scheduling.sweep import (
@@ -122,7 +133,7 @@ def run(
         jobs = build_jobs(
             source, spec if spec == "bundled" or ":" in spec else source.root,
             None if all_games else split_names(games), learner_names,
-            targets=target_list, seed=seed, repeats=repeats, budget_s=budget_s,
+            targets=target_list, seed=seed, repeats=repeats, budget_s=budget_s, only_tasks=only_tasks,
         )  # fmt: skip
         results = ResultStore(store)
     except (SweepError, ValueError, KeyError, StoreError, OSError) as e:

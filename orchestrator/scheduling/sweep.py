@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 
 from learners.base import UnknownLearner, learner_params, spec_for
@@ -165,8 +165,12 @@ def build_jobs(
     seed: int = 0,
     repeats: int = 1,
     budget_s: float = 1800.0,
+    only_tasks: Collection[tuple[str, str]] | None = None,
 ) -> list[Job]:
-    """Every job of the sweep, in a stable order (game, target, predicate, learner, repeat)."""
+    """Every job of the sweep, in a stable order (game, target, predicate, learner, repeat).
+
+    ``only_tasks`` keeps the (game, target) pairs it names (a caller that leaves some tasks out).
+    """
     params = validate_learners(learners)
     learners = list(params)
     chosen = validate_games(source, games, source_label(dataset))
@@ -183,6 +187,8 @@ def build_jobs(
         for target in targets or game_targets:
             if target not in game_targets:
                 continue  # --targets narrows; a game without that target simply has no such jobs
+            if only_tasks is not None and (game, target) not in only_tasks:
+                continue
             for predicate in source.predicates(game, target):
                 for learner in learners:
                     for repeat in range(repeats):

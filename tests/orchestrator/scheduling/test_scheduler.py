@@ -229,3 +229,30 @@ def test_jobs_waiting_in_a_batch_are_queued_not_running(ray_2cpu, dataset, tmp_p
         assert abs(since - rows[job_id]["started"].timestamp()) < 0.5
     starts = sorted(rows[j.job_id]["started"].timestamp() for j in jobs if j.game == "alpha")
     assert starts[2] - starts[0] > 3.8  # sent together, started one after another
+
+
+def test_bench_iggp_plans_no_job_for_a_task_it_leaves_out(ray_2cpu, tmp_path):
+    """A task without a train split (the published ttcc4 legal) is named and left out, never run as
+    errors; the results file has every other task."""
+    from typer.testing import CliRunner
+
+    from orchestrator.analysis.results import read_rows
+    from orchestrator.cli import app
+
+    ds = write_tiny_dataset(tmp_path / "ds", ("alpha", "beta"))
+    (ds / "data" / "train" / "beta_goal_train.dat").unlink()
+    store, out = tmp_path / "s", tmp_path / "out"
+    args = ["bench", "iggp", "--dataset", str(ds), "--learners", "true", "--budget", "10s"]
+    res = CliRunner().invoke(app, [*args, "--store", str(store), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "beta/goal: no train split in the dataset (left out)" in res.output
+    rows = _raw_rows(store)
+    assert {(r["game"], r["target"]) for r in rows} == {
+        ("alpha", "next"),
+        ("alpha", "goal"),
+        ("beta", "next"),
+    }
+    assert {r["status"] for r in rows} == {"ok"}
+    assert sorted((r["game"], r["target"]) for r in read_rows(out / "true_10s.csv")) == [
+        ("alpha", "goal"), ("alpha", "next"), ("beta", "next"),
+    ]  # fmt: skip
