@@ -34,6 +34,7 @@ import io
 import json
 import math
 import subprocess
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,18 +66,23 @@ def source_files(learner: str) -> list[str]:
     """Repository-relative source files that define ``learner``'s figures, sorted.
 
     The module that registers the learner family (the whole package when it lives in a
-    subpackage such as ``learners/ilp``) plus the scoring (:data:`SCORING_FILES`).
+    subpackage such as ``learners/ilp`` or is one, as ``learners/gnn``) plus the scoring
+    (:data:`SCORING_FILES`).
     """
     from learners.base import spec_for
 
     spec, _ = spec_for(learner)
-    module = spec.factory.__module__
-    parts = module.split(".")
-    if len(parts) > 2:  # learners.ilp.ilasp -> every file of learners/ilp
-        files = sorted((ROOT / Path(*parts[:-1])).glob("*.py"))
+    module = sys.modules[spec.factory.__module__]
+    source = Path(module.__file__ or "")
+    if len(spec.factory.__module__.split(".")) > 2 or source.name == "__init__.py":
+        # learners.ilp.ilasp, or a package such as learners.gnn: every file of its package
+        files = sorted(source.parent.glob("*.py"))
     else:
-        files = [ROOT / Path(*parts).with_suffix(".py")]
-    paths = {str(f.relative_to(ROOT)) for f in files} | set(SCORING_FILES)
+        files = [source]
+    # a learner from another package (an ``orch.learners`` entry point) is named by its absolute path
+    paths = {str(f.relative_to(ROOT)) if f.is_relative_to(ROOT) else str(f) for f in files} | set(
+        SCORING_FILES
+    )
     return sorted(paths)
 
 

@@ -183,6 +183,8 @@ def test_source_files_cover_the_learner_family_and_the_scoring():
     assert "learners/ilp/aspal.py" in source_files("ilasp") and "learners/metrics.py" in source_files("ilasp")
     assert source_files("knn1") == ["learners/knn.py", "learners/metrics.py"]
     assert source_hash("knn1") == source_hash("knn5") != source_hash("mean")
+    gnn = source_files("gnn-iggp")  # a learner registered by a package's __init__: the whole package
+    assert {"learners/gnn/__init__.py", "learners/gnn/iggp.py", "learners/metrics.py"} <= set(gnn)
 
 
 def test_summary_counts_trivial_tasks_and_perfect_without_them():
