@@ -30,7 +30,7 @@ from typing import cast
 
 import clingo
 
-from tasks.gdl.errors import GDLError
+from tasks.gdl.errors import GDLError, GroundingLimit
 from tasks.gdl.lifetime import die_with_parent
 from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, to_symbol
 
@@ -147,13 +147,13 @@ def ground_game(
                 why = "" if bounded else " (its recursion is not provably bounded)"
                 size = f"; {so_far:,} ground rules so far" if so_far else ""
                 hint = f"; {suspect}" if suspect else ""
-                raise GDLError(
+                raise GroundingLimit(
                     name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}{size}{hint}"
                 )
             try:
                 kind, payload = parent.recv()
             except EOFError:
-                raise GDLError(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+                raise GroundingLimit(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
             if kind != "progress":
                 break
             so_far = payload
@@ -166,6 +166,8 @@ def ground_game(
         return payload
     if kind == "gdl":
         raise GDLError(*payload)
+    if payload.startswith("MemoryError"):
+        raise GroundingLimit(name, 0, 0, f"grounding ran out of memory: {payload}")
     raise GDLError(name, 0, 0, f"grounding failed: {payload}")
 
 
