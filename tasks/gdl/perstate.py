@@ -374,22 +374,29 @@ class PerStateEngine:
         out["next"] = [f"next({self.fluents[i]})" for i in self._next(ids, joint)]
         return {k: sorted(x) for k, x in out.items()}
 
-    def playouts(self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024) -> list[Trace]:
+    def playouts(
+        self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024, deadline: float | None = None
+    ) -> list[Trace]:
         """``n`` random playouts, as `tasks.gdl.engine.Engine.playouts` (``batch`` is ignored).
 
         Reproducible for a given (n, max_steps, seed) and engine history (move numbering follows
         what was met first). All traces of one call have ``len(fluents)`` columns at its end.
+        Past ``deadline`` (`time.monotonic`), a playout stops as at the step limit and no new
+        one starts (the probe's time budget; generation passes none).
         """
         rng = np.random.default_rng(seed)
         raw = []
         for _ in range(n):
+            if deadline is not None and raw and time.monotonic() > deadline:
+                break
             ids = self._initial_ids
             states, joints = [ids], []
             terminal = stuck = False
             for t in range(max_steps + 1):
                 legal, _, terminal = self._state(ids)
                 stuck = not terminal and any(len(lg) == 0 for lg in legal)
-                if terminal or stuck or t == max_steps:
+                late = deadline is not None and time.monotonic() > deadline
+                if terminal or stuck or t == max_steps or late:
                     break
                 joint = tuple(int(lg[int(rng.random() * len(lg))]) for lg in legal)
                 ids = self._next(ids, joint)
