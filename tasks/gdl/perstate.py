@@ -139,7 +139,7 @@ class _Worker:
                 self.name,
                 0,
                 0,
-                f"per-state grounding of {what} did not finish within {self.seconds:.0f} s{hint}",
+                f"per-state grounding of {what} did not finish within {self.seconds:g} s{hint}",
             )
         try:
             status, out = self.conn.recv()
