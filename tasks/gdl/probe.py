@@ -121,7 +121,7 @@ def probe_game(
                 res.warnings.append(f"played anyway: {_first_line(strict_error)}")
             tg = time.perf_counter()
             engine = game.play_engine(ground_seconds=ground_seconds)
-            res.engine = getattr(engine, "kind", "compiled")
+            res.engine = engine.kind
             res.roles, res.ground_s = len(engine.roles), engine.ground_seconds
             if res.engine == "per-state":  # the whole grounding that failed counts too
                 res.ground_s = time.perf_counter() - tg
