@@ -130,7 +130,9 @@ def probe_game(
                 res.warnings.append(f"per-state engine: {getattr(engine, 'why', '')}")
                 since_start = time.perf_counter() - t0
                 deadline = None if time_limit is None else time.monotonic() - since_start + 0.85 * time_limit
-                traces = engine.playouts(playouts, max_steps=max_steps, seed=seed, deadline=deadline)
+                # playouts get half of what is left, the cross-check the rest
+                half = None if deadline is None else time.monotonic() + (deadline - time.monotonic()) / 2
+                traces = engine.playouts(playouts, max_steps=max_steps, seed=seed, deadline=half)
                 res.playouts_per_s = len(traces) / max(time.perf_counter() - tp, 1e-9)
                 agree, checked = cross_check_per_state(game, engine, traces, check_states, deadline)
                 ratio = None
