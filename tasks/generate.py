@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from tasks.gdl import Engine, Game, flatten
+from tasks.gdl.perstate import PerStateEngine
 from tasks.gdl.types import infer_signature, signature_text
 from tasks.iggp import DatFile, write_dat
 from tasks.signature import Signature, parse_typ
@@ -68,7 +69,11 @@ class Playouts:
 
 
 def play(
-    engine: Engine, episodes: int, steps: int, seed: int, progress: Callable[[int], None] | None = None
+    engine: Engine | PerStateEngine,
+    episodes: int,
+    steps: int,
+    seed: int,
+    progress: Callable[[int], None] | None = None,
 ) -> Playouts:
     """Random playouts (Algorithm 1's outer loops): every role draws a legal move uniformly.
 
@@ -175,7 +180,7 @@ def dataset_statics(static_atoms: Iterable[str], game: Game) -> list[str]:
 
 
 def extract(
-    engine: Engine, signature: Signature, playouts: Playouts, seed: int
+    engine: Engine | PerStateEngine, signature: Signature, playouts: Playouts, seed: int
 ) -> dict[str, dict[str, DatFile]]:
     """The ``extract`` function: per target and split, the :class:`DatFile` to write."""
     where = signature.source

@@ -385,7 +385,7 @@ class PerStateEngine:
         one starts (the probe's time budget; generation passes none).
         """
         rng = np.random.default_rng(seed)
-        raw = []
+        raw: list[tuple[list[tuple[int, ...]], list[tuple[int, ...]], bool, bool]] = []
         for _ in range(n):
             if deadline is not None and raw and time.monotonic() > deadline:
                 break

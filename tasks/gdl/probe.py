@@ -103,6 +103,7 @@ def probe_game(
     cross-check, which stop early to report what they did within it (`probe_isolated` sets it).
     """
     from tasks.gdl.game import Game
+    from tasks.gdl.perstate import PerStateEngine
 
     path = Path(path)
     res = ProbeResult(game=path.stem, path=str(path))
@@ -126,8 +127,13 @@ def probe_game(
             if res.engine == "per-state":  # the whole grounding that failed counts too
                 res.ground_s = time.perf_counter() - tg
             tp = time.perf_counter()
-            if res.engine == "per-state":
-                res.warnings.append(f"per-state engine: {getattr(engine, 'why', '')}")
+            if isinstance(engine, PerStateEngine):
+                res.warnings.append(f"per-state engine: {engine.why}")
+                if game.asp_for_grounding == game.to_asp():  # no unfolding, no projection applied
+                    res.warnings.append(
+                        "per-state engine: it grounds the same program text as the clingo reference, "
+                        "so the cross-check compares two code paths, not two encodings"
+                    )
                 since_start = time.perf_counter() - t0
                 deadline = None if time_limit is None else time.monotonic() - since_start + 0.85 * time_limit
                 # playouts get half of what is left, the cross-check the rest
