@@ -176,3 +176,37 @@ def test_a_rulesheet_too_big_to_ground_whole_plays_per_state_and_agrees(ruleshee
         r = probe_game(rulesheets / "racer.kif", playouts=2, max_steps=8, ground_seconds=1, check_states=10)
     assert (r.status, r.engine) == ("plays", "per-state"), r.reason
     assert r.agreement == 1.0 and r.checked == 10
+
+
+def test_a_killed_parent_leaves_no_per_state_worker(tmp_path):
+    """The worker that grounds states is tied to its parent like the whole grounding's child."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    psutil = pytest.importorskip("psutil")
+    (tmp_path / "grid.kif").write_text(GRID)
+    script = (
+        "import time\nfrom tasks.gdl import Game\nfrom tasks.gdl.perstate import PerStateEngine\n"
+        f"e = PerStateEngine(Game.from_file({str(tmp_path / 'grid.kif')!r}))\n"
+        "print('ready', flush=True)\ntime.sleep(600)\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE
+    )
+    try:
+        assert parent.stdout is not None and parent.stdout.readline().strip() == b"ready"
+        kids = psutil.Process(parent.pid).children()
+        assert kids, "the per-state worker never started"
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        _, alive = psutil.wait_procs(kids, timeout=10)
+        for p in alive:  # do not leave it running when the assertion fails
+            p.kill()
+        assert not alive, f"per-state worker {alive} outlived its killed parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
