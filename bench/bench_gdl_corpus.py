@@ -8,7 +8,9 @@ Each game is probed in its own child process (`tasks.gdl.probe.probe_isolated`):
 ground and compile (grounding bounded by --ground-seconds), random playouts, then the compiled
 engine cross-checked against a clingo solve on every visited state and joint move. Printed:
 
-* the share of rulesheets that play (``plays`` + ``plays-anyway``), and every other status;
+* the share of rulesheets that play (``plays`` + ``plays-anyway``), and every other status, and
+  how many of them play on the per-state engine (`tasks.gdl.perstate`; their ground+compile time
+  includes the whole grounding that exceeded --ground-seconds);
 * ground+compile seconds and playouts per second per game (median, p90);
 * the compiled engine's speed over the clingo reference per game (states per second on the
   same visited states; median, p90).
@@ -70,6 +72,7 @@ def main() -> None:
         print(json.dumps(s, indent=2))
         return
     print(f"rulesheets: {s['games']}, play: {s['plays']} ({s['play_share']:.1%}); statuses: {s['statuses']}")
+    print(f"of those playing, on the per-state engine (whole grounding too big): {s['plays_per_state']}")
     for key, label in (("ground_s", "ground+compile s"), ("playouts_per_s", "playouts/s"),
                        ("reference_ratio", "compiled/clingo speed")):  # fmt: skip
         med, p90 = s[f"{key}_median"], s[f"{key}_p90"]

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from tasks.gdl import Engine, Game, flatten
+from tasks.gdl.perstate import PerStateEngine
 from tasks.gdl.types import infer_signature, signature_text
 from tasks.iggp import DatFile, write_dat
 from tasks.signature import Signature, parse_typ
@@ -68,7 +69,11 @@ class Playouts:
 
 
 def play(
-    engine: Engine, episodes: int, steps: int, seed: int, progress: Callable[[int], None] | None = None
+    engine: Engine | PerStateEngine,
+    episodes: int,
+    steps: int,
+    seed: int,
+    progress: Callable[[int], None] | None = None,
 ) -> Playouts:
     """Random playouts (Algorithm 1's outer loops): every role draws a legal move uniformly.
 
@@ -86,7 +91,7 @@ def play(
                 raise GenerationError(
                     f"{engine.game.name}: some role has no legal move in the non-terminal state {stuck}"
                 )
-            keys = [np.packbits(s).tobytes() for s in trace.states]
+            keys = [state_key(s) for s in trace.states]
             for key, s in zip(keys, trace.states, strict=True):
                 out.states.setdefault(key, s)
             for t, joint in enumerate(trace.moves):
@@ -96,6 +101,16 @@ def play(
         if progress is not None:
             progress(n)
     return out
+
+
+def state_key(state: np.ndarray) -> bytes:
+    """A state's key: its packed fluent vector without trailing zero bytes.
+
+    The per-state engine (`tasks.gdl.perstate`) numbers fluents as play meets them, so one state
+    can come as vectors of different lengths; dropping the zero tail keys them alike. For vectors of
+    one length (the compiled engine) the key is as injective as the packed vector itself.
+    """
+    return np.packbits(state).tobytes().rstrip(b"\0")
 
 
 def split_states(states: list[bytes], seed: int) -> dict[bytes, str]:
@@ -165,7 +180,7 @@ def dataset_statics(static_atoms: Iterable[str], game: Game) -> list[str]:
 
 
 def extract(
-    engine: Engine, signature: Signature, playouts: Playouts, seed: int
+    engine: Engine | PerStateEngine, signature: Signature, playouts: Playouts, seed: int
 ) -> dict[str, dict[str, DatFile]]:
     """The ``extract`` function: per target and split, the :class:`DatFile` to write."""
     where = signature.source
@@ -215,6 +230,7 @@ def generate_game(
     steps: int = 100,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    ground_seconds: float | None = None,
 ) -> GeneratedGame:
     """Generate one game's tasks into ``out`` in the published layout; return what was written.
 
@@ -223,6 +239,9 @@ def generate_game(
     ``out/types/GAME.typ``. Safe to call per game from separate processes (one game's files only).
     ``progress(k)`` is called as episodes complete. With ``types_file=None`` the signature is
     inferred from the grounded game (`tasks.gdl.types`) and written as ``out/types/GAME.typ``.
+    A game whose whole grounding exceeds ``ground_seconds`` (default
+    `tasks.gdl.ground.GROUND_SECONDS`) is played by the per-state engine (`Game.play_engine`);
+    its signature is inferred from the atoms that play met.
     """
     start = time.perf_counter()
     game_file, out = Path(game_file), Path(out)
@@ -231,12 +250,14 @@ def generate_game(
         if p is not None and not p.is_file():
             raise FileNotFoundError(f"{p}: {what} not found")
     name = game_file.stem
-    engine = Game.from_file(game_file).engine()
+    engine = Game.from_file(game_file).play_engine(ground_seconds)
+    playouts = play(engine, episodes, steps, seed, progress)
     if types_file is None:
-        signature = infer_signature(engine.game.rules, engine.ground.atoms, str(game_file))
+        # the per-state engine has no whole grounding: the atoms play met stand in (docs/gdl.md)
+        atoms = engine.ground.atoms if engine.ground is not None else engine.atom_texts()
+        signature = infer_signature(engine.game.rules, atoms, str(game_file))
     else:
         signature = parse_typ(types_file)
-    playouts = play(engine, episodes, steps, seed, progress)
     files = extract(engine, signature, playouts, seed)
     counts: dict[str, dict[str, int]] = {}
     for target, by_split in files.items():

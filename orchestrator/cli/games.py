@@ -335,11 +335,13 @@ def probe(
     ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object: per-game rows and a summary."),
 ) -> None:
-    """Parse, check, ground and play each game, cross-checking the compiled engine against clingo.
+    """Parse, check, ground and play each game, cross-checking the engine against clingo.
 
     Each game runs in its own child process under --time-limit. Status: plays, plays-anyway (a
-    documented leniency was needed), rejected (a GDL spec violation or grounding bound, with
-    file:line:col), timeout, disagrees, error. Exit status 1 if any game does not play, else 0.
+    documented leniency was needed), rejected (a GDL spec violation, or one state too big to
+    ground, with file:line:col), timeout, disagrees, error. Column engine: compiled (whole game
+    grounded within --ground-seconds) or per-state (one clingo grounding per state, the fallback
+    for bigger games; fewer playouts fit the time limit). Exit status 1 if any game does not play.
     """
     from tasks.gdl.probe import PLAYS, game_files, probe_isolated, summary
 
@@ -366,7 +368,7 @@ def probe(
         )
         raise typer.Exit(code)
     table = Table(title="GDL probe")
-    cols = ("game", "status", "roles", "fluents", "ground s", "playouts/s", "agreement", "reason")
+    cols = ("game", "status", "engine", "roles", "fluents", "ground s", "playouts/s", "agreement", "reason")
     for col in cols:
         table.add_column(
             col, justify="left" if col in ("game", "status", "reason") else "right", overflow="fold"
@@ -378,7 +380,7 @@ def probe(
     for r in results:
         style = {"plays": "green", "plays-anyway": "cyan", "rejected": "yellow"}.get(r.status, "red")
         table.add_row(
-            r.game, f"[{style}]{r.status}[/{style}]", num(r.roles, "d"), num(r.fluents, "d"),
+            r.game, f"[{style}]{r.status}[/{style}]", r.engine or "", num(r.roles, "d"), num(r.fluents, "d"),
             num(r.ground_s, ".2f"), num(r.playouts_per_s, ".1f"),
             "" if r.agreement is None else f"{r.agreement:.0%} of {r.checked}",
             r.reason.replace(str(Path(r.path).parent) + "/", ""),

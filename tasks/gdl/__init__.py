@@ -9,6 +9,10 @@ STABLE (others build on these names and signatures; changes will be announced):
     game.evaluate(fluents, does)    exact, by clingo on that one state (no engine needed)
     game.engine(ground_seconds=None, extra_fluents=()) -> Engine
                                     ground once (bounded: GROUND_SECONDS), compile; cached
+    game.play_engine(ground_seconds=None, state_seconds=None) -> Engine | PerStateEngine
+                                    the compiled engine, or where the whole grounding exceeds
+                                    its bound (GroundingLimit) tasks.gdl.perstate.PerStateEngine:
+                                    same interface, one clingo grounding per state
     Engine: roles, fluents, moves, static_atoms, initial(), legal(s), next(s, joint), goals(s),
             terminal(s), evaluate(fluents, does), playouts(n, max_steps, seed, batch) -> [Trace],
             legal_batch / terminal_batch / next_batch, state_fluents(s), state_of(fluents),

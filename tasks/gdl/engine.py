@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 class Engine:
     """Compiled engine for one game; build it with `Game.engine()`."""
 
+    kind = "compiled"
+    """Which engine this is (`tasks.gdl.perstate.PerStateEngine` says ``per-state``)."""
+
     def __init__(self, game: Game, ground_seconds: float | None = None, extra_fluents: tuple[str, ...] = ()):
         self.game = game
         g = ground_game(

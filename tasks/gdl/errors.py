@@ -35,5 +35,13 @@ class GDLError(Exception):
         return cls(pos.file, pos.line, pos.col, msg)
 
 
+class GroundingLimit(GDLError):
+    """The whole-game grounding exceeded its time bound or memory: a size problem, not a spec one.
+
+    `Game.play_engine` catches exactly this to fall back to the per-state engine
+    (`tasks.gdl.perstate`); every other `GDLError` is a property of the game text.
+    """
+
+
 class GDLWarning(UserWarning):
     """Input that was tolerated but not used, e.g. stray Prolog lines in a published game file."""

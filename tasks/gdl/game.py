@@ -23,6 +23,7 @@ from tasks.gdl.unfold import unfold
 
 if TYPE_CHECKING:
     from tasks.gdl.engine import Engine
+    from tasks.gdl.perstate import PerStateEngine
     from tasks.gdl.reference import ClingoEngine
 
 
@@ -43,6 +44,7 @@ class Game:
                 self.leniencies.append(f"{e.msg.split(' [breaks')[0]} (kept apart by arity)")
         check(program.rules, lenient)
         self._engines: dict[tuple[str, ...], Engine] = {}
+        self._per_state: PerStateEngine | None = None
 
     @classmethod
     def from_file(cls, path: str | Path, lenient: bool = False) -> Game:
@@ -172,6 +174,29 @@ class Game:
         if key not in self._engines:
             self._engines[key] = Engine(self, ground_seconds, key)
         return self._engines[key]
+
+    def play_engine(
+        self, ground_seconds: float | None = None, state_seconds: float | None = None
+    ) -> Engine | PerStateEngine:
+        """The compiled engine, or the per-state engine where the whole grounding is too big.
+
+        Games whose whole grounding fits ``ground_seconds`` get `engine()` (so their generated
+        tasks are unchanged); one that exceeds it (`tasks.gdl.errors.GroundingLimit`) is played by
+        `tasks.gdl.perstate.PerStateEngine`, one grounding per state, each under
+        ``state_seconds`` (default `tasks.gdl.perstate.STATE_SECONDS`). Cached.
+        """
+        from tasks.gdl.errors import GroundingLimit
+        from tasks.gdl.perstate import STATE_SECONDS, PerStateEngine
+
+        if self._per_state is not None:
+            return self._per_state
+        try:
+            return self.engine(ground_seconds)
+        except GroundingLimit as e:
+            if self._per_state is None:
+                bound = STATE_SECONDS if state_seconds is None else state_seconds
+                self._per_state = PerStateEngine(self, bound, why=e.msg)
+            return self._per_state
 
     def clingo_engine(self, ground_seconds: float | None = None) -> ClingoEngine:
         """The reference engine: one clingo grounding, one solve per query (slow, simple)."""

@@ -30,7 +30,7 @@ from typing import cast
 
 import clingo
 
-from tasks.gdl.errors import GDLError
+from tasks.gdl.errors import GDLError, GroundingLimit
 from tasks.gdl.lifetime import die_with_parent
 from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, to_symbol
 
@@ -83,7 +83,7 @@ class _Collect:
         self.report = report
 
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
-        self.rules.append((choice, list(head), list(body)))
+        self.rules.append((choice, head, body))  # clingo passes fresh lists: no copies needed
         if self.report is not None and len(self.rules) % PROGRESS_EVERY == 0:
             self.report(len(self.rules))
 
@@ -147,13 +147,13 @@ def ground_game(
                 why = "" if bounded else " (its recursion is not provably bounded)"
                 size = f"; {so_far:,} ground rules so far" if so_far else ""
                 hint = f"; {suspect}" if suspect else ""
-                raise GDLError(
+                raise GroundingLimit(
                     name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}{size}{hint}"
                 )
             try:
                 kind, payload = parent.recv()
             except EOFError:
-                raise GDLError(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+                raise GroundingLimit(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
             if kind != "progress":
                 break
             so_far = payload
@@ -166,6 +166,8 @@ def ground_game(
         return payload
     if kind == "gdl":
         raise GDLError(*payload)
+    if payload.startswith("MemoryError"):
+        raise GroundingLimit(name, 0, 0, f"grounding ran out of memory: {payload}")
     raise GDLError(name, 0, 0, f"grounding failed: {payload}")
 
 
@@ -197,24 +199,27 @@ def _ground(
     # derives them, so they are always false and must not count as possible.
     chosen = {a for choice, head, _ in obs.rules if choice for a in head}
     inputs: set[int] = set()
+    # each property read below is a call into clingo: read each once per atom (a million atoms in amazons)
     for sa in ctl.symbolic_atoms:
         sym = sa.symbol
         text = symbol_text(sym)
-        atoms[text] = sa.literal
-        if sa.is_fact:
-            facts.add(sa.literal)
-        args = sym.arguments
-        if sym.name in ("true", "does"):
-            inputs.add(sa.literal)
-        if sym.name == "true" and len(args) == 1 and sa.literal in chosen:
-            fluents.append(symbol_text(args[0]))
-        elif sym.name == "does" and len(args) == 2 and sa.literal in chosen:
-            moves_of.setdefault(symbol_text(args[0]), []).append(symbol_text(args[1]))
-        elif sym.name == "init" and len(args) == 1:
-            if not sa.is_fact:
-                raise GDLError(name, 0, 0, f"init atom {text} is not a fact: init must be static")
-            initial.append(symbol_text(args[0]))
-        if function_name_from_asp(sym.name) in static_relations and sa.is_fact:
+        literal, is_fact, sym_name = sa.literal, sa.is_fact, sym.name
+        atoms[text] = literal
+        if is_fact:
+            facts.add(literal)
+        if sym_name in ("true", "does", "init"):
+            args = sym.arguments
+            if sym_name != "init":
+                inputs.add(literal)
+            if sym_name == "true" and len(args) == 1 and literal in chosen:
+                fluents.append(symbol_text(args[0]))
+            elif sym_name == "does" and len(args) == 2 and literal in chosen:
+                moves_of.setdefault(symbol_text(args[0]), []).append(symbol_text(args[1]))
+            elif sym_name == "init" and len(args) == 1:
+                if not is_fact:
+                    raise GDLError(name, 0, 0, f"init atom {text} is not a fact: init must be static")
+                initial.append(symbol_text(args[0]))
+        if is_fact and function_name_from_asp(sym_name) in static_relations:
             static_atoms.append(text)
     for sa in ctl.symbolic_atoms.by_signature("role", 1):
         roles.append(symbol_text(sa.symbol.arguments[0]))

@@ -8,14 +8,19 @@ the same in a forked child under a wall-clock limit, so one game that grounds fo
 memory cannot stop a run over a whole corpus; the child dies with its parent
 (`tasks.gdl.lifetime`).
 
+A game whose whole grounding exceeds the bound is played by the per-state engine
+(`tasks.gdl.perstate`, one grounding per state; column ``engine`` says ``per-state``), and
+cross-checked against a direct clingo solve of the plain rules on each visited state
+(`cross_check_per_state`); its playouts and checks stop early to fit the per-game time limit.
+
 Statuses:
 
 * ``plays``: every check agreed.
 * ``plays-anyway``: as ``plays``, but only after a documented leniency for a harmless spec
   violation (``Game(..., lenient=True)``; see docs/gdl.md).
 * ``rejected``: the file breaks the GDL spec (a `GDLError`, whose text names file:line:col, the rule
-  and the spec rule broken), or it does not ground within the bound.
-* ``timeout``: the whole probe exceeded the per-game limit.
+  and the spec rule broken), or a single state does not ground within the per-state bound.
+* ``timeout``: the whole probe exceeded the per-game limit (or checked no state within it).
 * ``disagrees``: the compiled engine and clingo differ somewhere (a bug in orch, never the game's).
 * ``error``: anything else (a bug in orch).
 """
@@ -44,10 +49,13 @@ class ProbeResult:
     game: str
     path: str
     status: str = "error"
+    engine: str | None = None
+    """Which engine played: ``compiled`` (whole grounding) or ``per-state`` (`tasks.gdl.perstate`)."""
     roles: int | None = None
     fluents: int | None = None
     ground_s: float | None = None
-    """Ground and compile, wall-clock seconds (the grounding child included)."""
+    """Ground and compile, wall-clock seconds (the grounding child included). Per-state engine:
+    the whole grounding that exceeded its bound plus the per-state engine's start."""
     playouts_per_s: float | None = None
     agreement: float | None = None
     """Share of the cross-checked queries (states and joint moves) on which both engines agree."""
@@ -87,9 +95,15 @@ def probe_game(
     ground_seconds: float = 60.0,
     check_states: int = 200,
     lenient: bool = True,
+    time_limit: float | None = None,
 ) -> ProbeResult:
-    """Probe one game in this process (see the module docstring); never raises for bad GDL."""
+    """Probe one game in this process (see the module docstring); never raises for bad GDL.
+
+    ``time_limit`` (seconds, from the start) only bounds the per-state engine's playouts and
+    cross-check, which stop early to report what they did within it (`probe_isolated` sets it).
+    """
     from tasks.gdl.game import Game
+    from tasks.gdl.perstate import PerStateEngine
 
     path = Path(path)
     res = ProbeResult(game=path.stem, path=str(path))
@@ -106,24 +120,48 @@ def probe_game(
                 game = Game.from_file(path, lenient=True)  # raises the same error if not harmless
                 anyway = True
                 res.warnings.append(f"played anyway: {_first_line(strict_error)}")
-            engine = game.engine(ground_seconds=ground_seconds)
-            res.roles, res.fluents, res.ground_s = (
-                len(engine.roles),
-                len(engine.fluents),
-                engine.ground_seconds,
-            )
+            tg = time.perf_counter()
+            engine = game.play_engine(ground_seconds=ground_seconds)
+            res.engine = engine.kind
+            res.roles, res.ground_s = len(engine.roles), engine.ground_seconds
+            if res.engine == "per-state":  # the whole grounding that failed counts too
+                res.ground_s = time.perf_counter() - tg
             tp = time.perf_counter()
-            traces = engine.playouts(playouts, max_steps=max_steps, seed=seed)
-            res.playouts_per_s = playouts / max(time.perf_counter() - tp, 1e-9)
-            agree, checked, ratio = cross_check(game, engine, traces, check_states, ground_seconds)
+            if isinstance(engine, PerStateEngine):
+                res.warnings.append(f"per-state engine: {engine.why}")
+                if game.asp_for_grounding == game.to_asp():  # no unfolding, no projection applied
+                    res.warnings.append(
+                        "per-state engine: it grounds the same program text as the clingo reference, "
+                        "so the cross-check compares two code paths, not two encodings"
+                    )
+                since_start = time.perf_counter() - t0
+                deadline = None if time_limit is None else time.monotonic() - since_start + 0.85 * time_limit
+                # playouts get half of what is left, the cross-check the rest
+                half = None if deadline is None else time.monotonic() + (deadline - time.monotonic()) / 2
+                traces = engine.playouts(playouts, max_steps=max_steps, seed=seed, deadline=half)
+                res.playouts_per_s = len(traces) / max(time.perf_counter() - tp, 1e-9)
+                agree, checked = cross_check_per_state(game, engine, traces, check_states, deadline)
+                ratio = None
+                engine.close()
+            else:
+                traces = engine.playouts(playouts, max_steps=max_steps, seed=seed)
+                res.playouts_per_s = playouts / max(time.perf_counter() - tp, 1e-9)
+                agree, checked, ratio = cross_check(game, engine, traces, check_states, ground_seconds)
+            res.fluents = len(engine.fluents)
             res.agreement, res.checked, res.reference_ratio = agree / max(checked, 1), checked, ratio
             res.warnings += [str(w.message) for w in caught if w.category is not DeprecationWarning]
-        if agree < checked:
+        if checked == 0:
+            res.status, res.reason = "timeout", "no state was cross-checked within the time limit"
+        elif agree < checked:
             res.status, res.reason = "disagrees", f"{checked - agree} of {checked} queries differ from clingo"
         else:
             res.status = "plays-anyway" if anyway else "plays"
             if anyway:
                 res.reason = "played anyway: " + "; ".join(game.leniencies)
+            if res.engine == "per-state":
+                res.reason = "; ".join(
+                    x for x in ("per-state engine (whole grounding too big)", res.reason) if x
+                )
     except GDLError as e:
         res.status, res.reason = "rejected", _first_line(e)
     except Exception as e:  # noqa: BLE001 - a probe reports every failure as a row
@@ -175,6 +213,38 @@ def cross_check(
     return agree, checked, ratio
 
 
+def cross_check_per_state(
+    game, engine, traces, check_states: int, deadline: float | None = None
+) -> tuple[int, int]:
+    """(agreeing queries, queries) of the per-state engine against a direct clingo solve.
+
+    The reference grounds the game's plain rules (`Game.to_asp`: no unfolding, no projections)
+    with just this state's facts (`tasks.gdl.solve.evaluate_by_solving`); the engine grounds the
+    unfolded, projected program in its own worker. Queries as in `cross_check`; past
+    ``deadline`` (`time.monotonic`) no new query starts.
+    """
+    from tasks.gdl.solve import evaluate_by_solving
+
+    asp, roles = game.to_asp(), set(engine.roles)
+    agree = checked = 0
+    for tr in traces:
+        for t in range(len(tr.states)):
+            if checked >= check_states or (deadline is not None and checked and time.monotonic() > deadline):
+                return agree, checked
+            fluents = engine.state_fluents(tr.states[t])
+            does = None
+            if t < len(tr.moves):
+                does = {engine.roles[r]: engine.moves[r][m] for r, m in enumerate(tr.moves[t])}
+            mine = engine.evaluate(fluents, does)
+            theirs = evaluate_by_solving(asp, fluents, does or {})
+            theirs = {k: sorted(a for a in v if _for_roles(a, roles)) for k, v in theirs.items()}
+            if does is None:
+                mine["next"] = theirs["next"] = []
+            checked += 1
+            agree += mine == theirs
+    return agree, checked
+
+
 def _for_roles(atom: str, roles: set[str]) -> bool:
     if atom.startswith(("legal(", "goal(")):
         from tasks.gdl.terms import parse_ground
@@ -211,12 +281,13 @@ def probe_isolated(path: str | Path, time_limit: float = 120.0, **kwargs) -> Pro
     """`probe_game` in a forked child, stopped (with its grounding child) after ``time_limit`` s."""
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
+    kwargs = {"time_limit": time_limit, **kwargs}
     proc = ctx.Process(target=_child, args=(child, str(path), kwargs))
     t0 = time.perf_counter()
     proc.start()
     child.close()
     try:
-        if parent.poll(time_limit):
+        if parent.poll(time_limit + 5.0):  # the probe keeps to time_limit itself; 5 s to report
             try:
                 return parent.recv()
             except EOFError:
@@ -248,6 +319,7 @@ def summary(results: list[ProbeResult]) -> dict:
     return {
         "games": n,
         "plays": len(plays),
+        "plays_per_state": sum(r.engine == "per-state" for r in plays),
         "play_share": len(plays) / n if n else 0.0,
         "statuses": {s: sum(r.status == s for r in results) for s in STATUSES},
         "ground_s_median": pct(ground, 50),

@@ -142,7 +142,7 @@ def unfold(rules: list[Rule], dynamic: set[str]) -> list[Rule]:
                     continue
                 new_body = tuple(_subst(x, s) for part, _ in combo for x in part)
                 out.append(Rule(_subst(r.head, s), new_body, r.pos))
-            if len(out) > limit:
-                return rules
+                if len(out) > limit:  # stop inside the product: one rule's alone can exhaust memory
+                    return rules
         rules = out
     return rules
