@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from lifetime_helpers import assert_children_die_with_parent
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
@@ -99,13 +99,7 @@ def test_a_killed_parent_leaves_no_grounding_child():
         while not kids and time.monotonic() < deadline:
             time.sleep(0.2)
             kids = psutil.Process(parent.pid).children()
-        assert kids, "the grounding child never started"
-        os.kill(parent.pid, signal.SIGKILL)
-        parent.wait()
-        _, alive = psutil.wait_procs(kids, timeout=10)
-        for p in alive:  # do not leave it running when the assertion fails
-            p.kill()
-        assert not alive, f"grounding child {alive} outlived its killed parent"
+        assert_children_die_with_parent(parent, kids, "grounding child")
     finally:
         if parent.poll() is None:
             parent.kill()

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from lifetime_helpers import assert_children_die_with_parent
 
 from tasks.gdl import Game, GDLError
 from tasks.gdl.errors import GroundingLimit
@@ -181,7 +182,6 @@ def test_a_rulesheet_too_big_to_ground_whole_plays_per_state_and_agrees(ruleshee
 def test_a_killed_parent_leaves_no_per_state_worker(tmp_path):
     """The worker that grounds states is tied to its parent like the whole grounding's child."""
     import os
-    import signal
     import subprocess
     import sys
     from pathlib import Path
@@ -199,14 +199,7 @@ def test_a_killed_parent_leaves_no_per_state_worker(tmp_path):
     )
     try:
         assert parent.stdout is not None and parent.stdout.readline().strip() == b"ready"
-        kids = psutil.Process(parent.pid).children()
-        assert kids, "the per-state worker never started"
-        os.kill(parent.pid, signal.SIGKILL)
-        parent.wait()
-        _, alive = psutil.wait_procs(kids, timeout=10)
-        for p in alive:  # do not leave it running when the assertion fails
-            p.kill()
-        assert not alive, f"per-state worker {alive} outlived its killed parent"
+        assert_children_die_with_parent(parent, psutil.Process(parent.pid).children(), "per-state worker")
     finally:
         if parent.poll() is None:
             parent.kill()
