@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # the store (pyarrow) is imported inside the commands: `orch 
 
 store_app = typer.Typer(help="Maintain a results store.", no_args_is_help=True)
 
-FAILED = ("error", "oom", "lost", "killed")
 SHOWN_FAILURES = 20
 
 
@@ -200,6 +199,9 @@ def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict
     Planned jobs come from the sweep manifests; a planned job without a row is *remaining*, or
     *running* when the sweep's live file (written by the driver while it runs) lists it.
     """
+    from orchestrator.storage.schema import INFRA_STATUSES, NOT_APPLICABLE
+
+    failed = INFRA_STATUSES | {"error"}  # the schema's statuses: nothing kept here to drift from them
     manifest = store.manifests()
     if sweep is not None:
         manifest = manifest.filter(manifest["sweep"] == sweep) if manifest.num_rows else manifest
@@ -222,11 +224,9 @@ def status_table(store: ResultStore, sweep: str | None = None) -> dict[str, dict
         s = status.get(job)
         if s is None:
             table[learner]["running" if job in running else "remaining"] += 1
-        elif s in FAILED:
+        elif s in failed:
             table[learner]["failed"] += 1
-        elif (
-            s == "not_applicable"
-        ):  # storage.schema.NOT_APPLICABLE; settled (resume skips it), but nothing was learned: not "done"
+        elif s == NOT_APPLICABLE:  # settled (resume skips it), but nothing was learned: not "done"
             table[learner]["not_applicable"] += 1
         else:
             table[learner]["done"] += 1
