@@ -247,6 +247,30 @@ class Task:
         missing.update({n: HELD_OUT for n in SPLITS if n not in LEARNING_SPLITS})
         return self._with_splits(splits, missing)
 
+    def pooled_train(self) -> Task | None:
+        """This task with the validate examples appended to train and no validate split (None if
+        it has no validate split, or if the two splits score different candidate atoms).
+
+        Why: validate is for choosing between models; once a learner has chosen (e.g. ``ilasp``
+        found that its train-perfect program is not exact on validate), learning once more from
+        every example it may see is the standard last step, and few-example targets need it most.
+        Candidates must match, since a split's negatives are its candidates minus its positives.
+        """
+        if "train" not in self.splits or "validate" not in self.splits:
+            return None
+        train, validate = self.splits["train"], self.splits["validate"]
+        if not np.array_equal(np.sort(train.candidates), np.sort(validate.candidates)):
+            return None
+        pooled = Split(
+            "train",
+            sp.vstack([train.background, validate.background]).tocsr(),
+            sp.vstack([train.positives, validate.positives]).tocsr(),
+            train.candidates,
+        )
+        missing = {**self.missing, "validate": "pooled into train (Task.pooled_train)"}
+        splits = {n: s for n, s in self.splits.items() if n not in ("train", "validate")}
+        return self._with_splits({"train": pooled, **splits}, missing)
+
     def _with_splits(self, splits: dict[str, Split], missing: dict[str, str]) -> Task:
         """This task with other splits (and reasons for the absent ones); all else shared."""
         return Task(

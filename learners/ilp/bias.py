@@ -53,6 +53,8 @@ class Settings:
     max_rows: int = 2_000_000
     frame: bool = True
     """Frame-style candidates ``h(X..) :- b(X..), not ...`` (:mod:`learners.ilp.frame`)."""
+    frame_constants: bool = True
+    """Frame literals may name one constant of a small type (``true_cell(X2, Y2, b)``)."""
     combine: bool = True
     """Seeds from what no found rule covers, one optimisation over all rules (else ILASP*'s cover)."""
     absence: bool = True
@@ -61,6 +63,9 @@ class Settings:
     """A 0-ary target may be learned as ``h :- not inv_h`` with ``inv_h`` learned (see
     ``IlaspLearner.fit``). Off by default: on the shared games it gained nothing and its share of
     the budget cost ``tictactoe_terminal`` (docs/ilp.md)."""
+    refit: bool = True
+    """A train-perfect program is learned once more from train and validate pooled and replaced
+    if that is complete too (``IlaspLearner._refit``)."""
     held_cells: int = 16_000_000
     """Table cells (int64) one search level keeps alive (128 MiB); see :class:`learners.ilp.search.Held`."""
 

@@ -31,10 +31,16 @@ import time
 import numpy as np
 
 from learners.ilp.bias import Bias, Clause, Literal
-from learners.ilp.coverage import Facts, Targets, TooLarge, _literal_table, body_table
+from learners.ilp.coverage import Facts, Targets, TooLarge, _literal_table, _with_examples, body_table
 from learners.ilp.relations import Table, pack
 
-MAX_CANDIDATES = 2000
+MAX_CANDIDATES = 8000
+FRAME_CONSTANTS = 10
+SAMPLE = 200
+"""Literals are chosen on the rows of at most this many training examples (the learner then
+verifies each clause on all of them): a static base such as ``input_move`` has a row per move
+and example, and each candidate is a semi-join over those rows."""
+"""A literal may name one constant of a type with at most this many (``true_cell(X, Y, b)``)."""
 """Candidate negated literals tested per base (each is one semi-join over the base's rows)."""
 
 
@@ -49,28 +55,78 @@ def bases(bias: Bias) -> list[str]:
 
 
 def candidates(bias: Bias, base: str, n_vars: int, types: tuple[str, ...]) -> list[Literal]:
-    """Literals whose arguments are head variables (each at most once) or ``_``.
+    """Literals whose arguments are head variables (each at most once), ``_`` or one constant.
 
     Negated ones need a variable (``not does_move(_, X, Y, _, _)``: "nobody moves from X,Y");
     positive ones are guards over dynamic predicates (``does_move(_, _, _, _, _)``: "a move was
-    made", false in a terminal state where every fluent is dropped).
+    made", false in a terminal state where every fluent is dropped; ``true_cell(X2, Y2, b)``:
+    "the target square is empty"). A constant is one of a type with at most ``FRAME_CONSTANTS``.
+    One stream per predicate, number of arguments that are not ``_`` and rank (`_literals`); the streams take turns
+    (fluents and moves first), so ``MAX_CANDIDATES`` cuts a little of every kind of literal
+    rather than every literal of the kinds that come last.
     """
+    preds = sorted(bias.body_types, key=lambda p: (p in bias.static_preds, p))  # fluents and moves first
+    streams = [
+        _literals(bias, pred, base, n_vars, types, k, rank)
+        for pred in preds
+        for k in range(len(bias.body_types[pred]) + 1)
+        for rank in range(4 if k else 1)
+    ]
     out: list[Literal] = []
-    for pred, ts in sorted(bias.body_types.items()):
-        options = []
-        for t in ts:
-            options.append([v for v in range(n_vars) if bias.compatible(types[v], t)] + [None])
-        for combo in itertools.product(*options):
-            vs = [a for a in combo if a is not None]
-            if len(vs) != len(set(vs)) or (pred == base and combo == tuple(range(n_vars))):
+    while streams and len(out) < MAX_CANDIDATES:
+        for stream in list(streams):
+            lit = next(stream, None)
+            if lit is None:
+                streams.remove(stream)
+            else:
+                out.append(lit)
+    return out[:MAX_CANDIDATES]
+
+
+def _literals(bias: Bias, pred: str, base: str, n_vars: int, types: tuple[str, ...], k: int, rank: int):
+    """The candidate literals over ``pred`` with exactly ``k`` arguments that are not ``_``, of one
+    ``rank``: 0 variables in the head's order, 1 the same and a constant, 2 variables in another
+    order, 3 the same and a constant (a prior, not a limit: every rank has its stream)."""
+    ts = bias.body_types[pred]
+    dynamic = pred not in bias.static_preds
+    if k == 0:
+        if dynamic and ts:
+            yield Literal(pred, (None,) * len(ts))
+        return
+    options = []
+    for t in ts:
+        small = bias.constants.get(t, []) if bias.settings.frame_constants else []
+        consts = small if 0 < len(small) <= FRAME_CONSTANTS else []
+        options.append([v for v in range(n_vars) if bias.compatible(types[v], t)] + list(consts))
+
+    def ordered(vs: list[int]) -> bool:
+        return all(a < b for a, b in zip(vs, vs[1:], strict=False))
+
+    def phase(values: tuple) -> int:
+        """Variables in the head's order before any other order; no constant before one."""
+        vs = [a for a in values if isinstance(a, int)]
+        return (0 if ordered(vs) else 2) + (len(vs) < len(values))
+
+    yield from _assignments(pred, ts, options, base, n_vars, k, dynamic, lambda v: phase(v) == rank)
+
+
+def _assignments(pred, ts, options, base, n_vars, k, dynamic, keep):
+    """Literals over ``pred`` with ``k`` arguments filled from ``options``, those ``keep`` accepts."""
+    for at in itertools.combinations(range(len(ts)), k):
+        for values in itertools.product(*(options[j] for j in at)):
+            vs = [a for a in values if isinstance(a, int)]
+            if len(vs) != len(set(vs)) or len(vs) < len(values) - 1 or not keep(values):
+                continue  # a variable at most once, at most one constant
+            combo: list = [None] * len(ts)
+            for j, a in zip(at, values, strict=True):
+                combo[j] = a
+            args = tuple(combo)
+            if pred == base and args == tuple(range(n_vars)):
                 continue
             if vs:
-                out.append(Literal(pred, tuple(combo), negated=True))
-            if pred not in bias.static_preds and ts:
-                out.append(Literal(pred, tuple(combo)))
-            if len(out) >= MAX_CANDIDATES:
-                return out
-    return out
+                yield Literal(pred, args, negated=True)
+            if dynamic:
+                yield Literal(pred, args)
 
 
 def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
@@ -99,8 +155,8 @@ def frame_clauses(
     head = tuple(range(k))
     for base in bases(bias):
         clause = Clause(bias.head_pred, head, (Literal(base, head),), bias.head_types)
-        try:
-            table = body_table(clause, facts, max_rows)
+        try:  # a static base (``input_move``: every move there is) holds in every example
+            table = _with_examples(body_table(clause, facts, max_rows), facts, max_rows)
         except TooLarge:
             continue
         label = _labels(table, k, facts, targets)
@@ -108,6 +164,8 @@ def frame_clauses(
             continue
         scored, is_pos = label
         table = table.take(np.flatnonzero(scored))
+        keep = _sample(table.cols["ex"], SAMPLE)
+        table, is_pos = table.take(keep), is_pos[keep]
         n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
         if n_pos == 0:
             continue
@@ -145,6 +203,15 @@ def frame_clauses(
             alive &= ~best[1]
             out.append(Clause(bias.head_pred, head, (Literal(base, head), *chosen), bias.head_types))
     return out
+
+
+def _sample(ex: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the rows whose example is one of at most ``n`` examples drawn with a fixed seed."""
+    examples = np.unique(ex)
+    if len(examples) <= n:
+        return np.arange(len(ex))
+    chosen = np.random.default_rng(0).choice(examples, size=n, replace=False)
+    return np.flatnonzero(np.isin(ex, chosen))
 
 
 def _labels(table: Table, k: int, facts: Facts, targets: Targets) -> tuple[np.ndarray, np.ndarray] | None:

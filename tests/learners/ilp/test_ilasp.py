@@ -119,3 +119,44 @@ def test_real_easy_tasks_are_learned_perfectly(iggp_dir, game, target):
         model = IlaspLearner().fit(sub, Budget(30))
         counts += list(evaluate(model, sub, ["test"])["test"].values())
     assert pool(counts).perfect
+
+
+COIN_TYP = """
+true :: prop -> bool.
+terminal :: bool.
+on :: pos -> prop.
+step :: time -> prop.
+1, 2, 3, 4 :: pos.
+5, 6, 7, 8 :: time.
+"""
+
+
+def _coincidence(examples: list[tuple[set[str], int, bool]]) -> DatFile:
+    """``terminal`` iff lights 1 and 2 are on; each example is (lights on, step, terminal)."""
+    rows = []
+    for on, step, terminal in examples:
+        assert terminal == ({"1", "2"} <= on)
+        rows.append(
+            ([f"true_on({p})" for p in sorted(on)] + [f"true_step({step})"], ["terminal"] if terminal else [])
+        )
+    return DatFile(["terminal"], [], rows)
+
+
+def test_a_train_perfect_coincidence_is_refit_away_on_train_and_validate():
+    """On train every terminal state happens to be at step 8 and none other is, so the shortest
+    train-perfect program is ``terminal :- true_step(8)``; validate has terminal states at other
+    steps, so learning once more from both finds the concept (`IlaspLearner._refit`)."""
+    lights = [{"1", "2"}, {"1", "2", "3"}, {"1"}, {"2", "4"}, {"3"}, {"1", "3", "4"}, set(), {"2", "3"}]
+    train = [(on, 8 if {"1", "2"} <= on else 5 + i % 3, {"1", "2"} <= on) for i, on in enumerate(lights)]
+    validate = [({"1", "2", "4"}, 6, True), ({"1", "2"}, 5, True), ({"1", "4"}, 8, False), ({"4"}, 7, False)]
+    test = [({"1", "2", "3", "4"}, 7, True), ({"1", "2"}, 6, True), ({"2"}, 8, False), ({"3", "4"}, 5, False)]
+    dats = {"train": _coincidence(train), "validate": _coincidence(validate), "test": _coincidence(test)}
+    task = task_from_dats("coincidence", "terminal", dats, signature=parse_typ(COIN_TYP, "coincidence.typ"))
+    view = task.learning_view()
+    once = make_learner("ilasp_norefit").fit(view, Budget(20))
+    assert once.rules().strip() == "terminal :- true_step(8).", once.rules()
+    reported: list = []
+    model = make_learner("ilasp").fit(view, Budget(20), reported.append)
+    assert _test_ba(once, task) < 1.0 and _test_ba(model, task) == 1.0, model.rules()
+    assert "refit on train+validate" in model.describe() and reported[-1] is model
+    assert task.pooled_train().split("train").n_examples == len(train) + len(validate)
