@@ -3,6 +3,9 @@
 * ``slide``: a mark moves from one cell to an empty one; in a terminal state nothing moves and
   nothing holds next. ``next_cell`` needs a frame clause with a negated move *and* a positive
   guard (a move was made), chosen as a set (:mod:`learners.ilp.frame`).
+* ``hop``: a piece moves to an adjacent empty cell; ``legal_move`` needs a frame clause over a
+  static base (``input_move``: every move there is) with a literal that names a constant
+  (``true_cell(Pos2, e)``: the target is empty).
 * ``full``: the game ends when no cell is blank - an absence literal ``not true_cell(_, b)``
   (a count of zero).
 * ``allon``: the game ends when all six lights are on - six literals directly (over the body
@@ -46,6 +49,39 @@ x, o, b :: mark.
 """
 
 
+HOP_TYP = """
+true :: prop -> bool.
+legal, input :: role -> action -> bool.
+cell :: pos -> piece -> prop.
+control :: role -> prop.
+move :: pos -> pos -> action.
+piece :> role.
+x, o :: role.
+e :: piece.
+1, 2, 3, 4, 5, 6 :: pos.
+"""
+
+
+def _hop(seed: int, n: int) -> DatFile:
+    """legal_move(R, P, Q) iff R has control, R's piece is on P and Q (adjacent) is empty."""
+    rng = np.random.default_rng(seed)
+    cells = range(1, 7)
+    moves = [(r, p, q) for r in ("x", "o") for p in cells for q in cells if abs(p - q) == 1]
+    examples = []
+    for _ in range(n):
+        board = {p: str(rng.choice(["x", "o", "e"])) for p in cells}
+        turn = str(rng.choice(["x", "o"]))
+        background = [f"true_cell({p}, {m})" for p, m in board.items()] + [f"true_control({turn})"]
+        positives = [
+            f"legal_move({r}, {p}, {q})"
+            for r, p, q in moves
+            if r == turn and board[p] == r and board[q] == "e"
+        ]
+        examples.append((background, positives))
+    statics = [f"input_move({r}, {p}, {q})" for r, p, q in moves]
+    return DatFile([f"legal_move({r}, {p}, {q})" for r, p, q in moves], statics, examples)
+
+
 def _slide(seed: int, n: int) -> DatFile:
     rng = np.random.default_rng(seed)
     cells = ["1", "2", "3", "4", "5"]
@@ -83,7 +119,7 @@ def _board(kind: str, seed: int, n: int) -> DatFile:
 
 
 def _task(game: str, target: str, make) -> object:
-    typ = SLIDE_TYP if game == "slide" else BOARD_TYP
+    typ = {"slide": SLIDE_TYP, "hop": HOP_TYP}.get(game, BOARD_TYP)
     dats = {"train": make(1, 300), "validate": make(2, 100), "test": make(3, 200)}
     return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ"))
 
@@ -94,6 +130,10 @@ def slide_task():
 
 def board_task(kind: str):
     return _task(kind, "terminal", lambda seed, n: _board(kind, seed, n)).for_predicate("terminal")
+
+
+def hop_task():
+    return _task("hop", "legal", _hop).for_predicate("legal_move")
 
 
 def _test_ba(model, task) -> float:
@@ -111,6 +151,25 @@ def test_frame_clauses_choose_negation_and_guard_together():
     assert "not does_move(_,Pos1,_)" in last and "does_move(_,_,_)" in last.replace(
         "not does_move(_,_,_)", ""
     )
+
+
+def test_frame_clause_over_a_static_base_names_a_constant():
+    task = hop_task()
+    train = task.split("train")
+    facts = facts_for(task, train)
+    targets = targets_for(task, train, facts.constants)
+    texts = [c.text() for c in frame_clauses(bias_for(task), facts, targets, 10**6)]
+    assert texts[0] == "legal_move(Role1,Pos1,Pos2) :- input_move(Role1,Pos1,Pos2)."
+    assert set(texts[-1].split(" :- ")[1].rstrip(".").split(", ")) == {
+        "input_move(Role1,Pos1,Pos2)",
+        "true_control(Role1)",
+        "true_cell(Pos1,Role1)",
+        "true_cell(Pos2,e)",
+    }, texts
+    plain = frame_clauses(bias_for(task, Settings(frame_constants=False)), facts, targets, 10**6)
+    assert not any("true_cell(Pos2,e)" in c.text() for c in plain)
+    model = make_learner("ilasp").fit(task, Budget(20))
+    assert _test_ba(model, task) == 1.0, model.rules()
 
 
 @pytest.mark.parametrize("name", ["ilasp", "ilasp_nocombine"])
@@ -144,6 +203,9 @@ def test_feature_switches_in_the_name():
     assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, True, True, True)
     s = make_learner("ilasp").settings
     assert (s.frame, s.complement, s.combine, s.absence) == (True, False, True, True)
+    assert (s.refit, s.frame_constants) == (True, True)
+    s = make_learner("ilasp_norefit_noframeconst").settings
+    assert (s.refit, s.frame_constants, s.frame) == (False, False, True)
 
 
 def test_memory_bound_drops_tables_without_changing_the_search():
