@@ -10,7 +10,8 @@ the statics; every candidate rule is a generalisation of part of it that still c
   stays covered (the Progol property). A literal sharing no variable with the clause is allowed
   for background fluents (an existence test such as ``does(Agent, noop)``: "a move was made"),
   not for statics (always true). A literal keeps at most one constant besides its variables, or
-  is a fully ground fluent (``true_cell(1, 1, x)``);
+  is a fluent with at most one variable (``true_jumper(red, 10, Y)``: "red reached column 10"),
+  or a fully ground fluent (``true_cell(1, 1, x)``);
 * a negated literal ``not p(...)`` uses bound variables, ``_`` and at most one constant, and must
   be false in the seed; ``X != Y`` joins two bound variables whose seed values differ.
 
@@ -231,8 +232,8 @@ class Search:
                 if n_const == len(combo):
                     if not bottom.dynamic[i]:
                         continue  # a ground static always holds
-                elif n_const > MAX_CONSTANTS:
-                    continue
+                elif n_const > MAX_CONSTANTS and not (bottom.dynamic[i] and n_const == len(combo) - 1):
+                    continue  # but a fluent may leave one argument open: ``true_jumper(red, 10, Y)``
                 fresh: dict[str, int] = {}
                 types_out = list(c.types)
                 theta_out = list(theta)

@@ -6,6 +6,9 @@
 * ``hop``: a piece moves to an adjacent empty cell; ``legal_move`` needs a frame clause over a
   static base (``input_move``: every move there is) with a literal that names a constant
   (``true_cell(Pos2, e)``: the target is empty).
+* ``race``: the game ends when red reaches column 6, in any row; the test has a row no
+  training positive has, so only ``true_at(red, 6, Row)`` (a fluent with one argument open)
+  is exact, not one ground rule per row.
 * ``full``: the game ends when no cell is blank - an absence literal ``not true_cell(_, b)``
   (a count of zero).
 * ``allon``: the game ends when all six lights are on - six literals directly (over the body
@@ -82,6 +85,26 @@ def _hop(seed: int, n: int) -> DatFile:
     return DatFile([f"legal_move({r}, {p}, {q})" for r, p, q in moves], statics, examples)
 
 
+RACE_TYP = """
+true :: prop -> bool.
+terminal :: bool.
+at :: side -> col -> row -> prop.
+red, blue :: side.
+1, 2, 3, 4, 5, 6 :: col.
+a, b, c, d, e, f :: row.
+"""
+
+
+def _race(seed: int, n: int, rows: str) -> DatFile:
+    rng = np.random.default_rng(seed)
+    examples = []
+    for _ in range(n):
+        red, blue = (int(rng.integers(1, 7)), str(rng.choice(list(rows)))), (int(rng.integers(1, 7)), "a")
+        background = [f"true_at(red, {red[0]}, {red[1]})", f"true_at(blue, {blue[0]}, {blue[1]})"]
+        examples.append((background, ["terminal"] if red[0] == 6 else []))
+    return DatFile(["terminal"], [], examples)
+
+
 def _slide(seed: int, n: int) -> DatFile:
     rng = np.random.default_rng(seed)
     cells = ["1", "2", "3", "4", "5"]
@@ -119,7 +142,7 @@ def _board(kind: str, seed: int, n: int) -> DatFile:
 
 
 def _task(game: str, target: str, make) -> object:
-    typ = {"slide": SLIDE_TYP, "hop": HOP_TYP}.get(game, BOARD_TYP)
+    typ = {"slide": SLIDE_TYP, "hop": HOP_TYP, "race": RACE_TYP}.get(game, BOARD_TYP)
     dats = {"train": make(1, 300), "validate": make(2, 100), "test": make(3, 200)}
     return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ"))
 
@@ -178,6 +201,14 @@ def test_frame_task_learned_exactly(name):
     model = make_learner(name).fit(task, Budget(20))
     assert _test_ba(model, task) == 1.0, model.rules()
     assert "not does_move(" in model.rules()
+
+
+def test_a_fluent_with_one_argument_open_generalises_to_an_unseen_row():
+    dats = {"train": _race(1, 300, "abcde"), "validate": _race(2, 100, "abcde"), "test": _race(3, 200, "f")}
+    task = task_from_dats("race", "terminal", dats, signature=parse_typ(RACE_TYP, "race.typ"))
+    model = make_learner("ilasp").fit(task.learning_view(), Budget(20))
+    assert model.rules().strip() == "terminal :- true_at(red,6,Row1).", model.rules()
+    assert _test_ba(model, task) == 1.0
 
 
 def test_absence_literal_learns_full_board():
