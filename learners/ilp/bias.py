@@ -59,10 +59,9 @@ class Settings:
     """Seeds from what no found rule covers, one optimisation over all rules (else ILASP*'s cover)."""
     absence: bool = True
     """Negated literals with no variable, only constants and ``_`` (``not true_cell(_, _, b)``)."""
-    complement: bool = False
-    """A 0-ary target may be learned as ``h :- not inv_h`` with ``inv_h`` learned (see
-    ``IlaspLearner.fit``). Off by default: on the shared games it gained nothing and its share of
-    the budget cost ``tictactoe_terminal`` (docs/ilp.md)."""
+    complement: bool = True
+    """A 0-ary target may be learned as ``h :- not inv_h`` with ``inv_h`` learned, when the direct
+    program is not exact (``IlaspLearner._learn``; docs/ilp.md has the measured effect)."""
     refit: bool = True
     """A train-perfect program is learned once more from train and validate pooled and replaced
     if that is complete too (``IlaspLearner._refit``)."""

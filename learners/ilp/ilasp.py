@@ -35,7 +35,7 @@ Beyond the published ILASP*:
   optimisation at the end) instead of ILASP*'s relevant-example cover;
 * a train-perfect program is learned once more from train and validate pooled, and replaced if
   that is complete too (`IlaspLearner._refit`, ``Settings.refit``);
-* ``Settings.complement`` (off by default) learns a 0-ary target's complement as an invented
+* ``Settings.complement`` learns a 0-ary target's complement, when the direct program is not exact, as an invented
   ``inv_`` predicate. docs/ilp.md lists the language, the switches and their measured effect.
 
 Budget: the loop stops at ``LOOP_SHARE`` of the budget, one seed's search gets at most
@@ -379,20 +379,22 @@ class IlaspLearner:
                 best_reported = model.train_ba
                 report(model)
 
-        if self.settings.frame:
+        t = time.monotonic()
+        deadline = time.monotonic() + max(loop_left(), 0.0) * FRAME_SHARE
+        framed = add(
+            always_facts(task, bias, targets, facts.n)
+            + (frame_clauses(bias, facts, targets, max_rows, deadline) if self.settings.frame else [])
+        )
+        prof.verify += time.monotonic() - t
+        if framed:
             t = time.monotonic()
-            deadline = time.monotonic() + max(loop_left(), 0.0) * FRAME_SHARE
-            framed = add(frame_clauses(bias, facts, targets, max_rows, deadline))
-            prof.verify += time.monotonic() - t
-            if framed:
-                t = time.monotonic()
-                if self.settings.combine:
-                    hypothesis = combine()
-                else:
-                    cover.add(framed, [])
-                prof.solve += time.monotonic() - t
-                covered_now = _union([r.pos for r in (hypothesis if self.settings.combine else framed)])
-                hand_out(hypothesis)
+            if self.settings.combine:
+                hypothesis = combine()
+            else:
+                cover.add(framed, [])
+            prof.solve += time.monotonic() - t
+            covered_now = _union([r.pos for r in (hypothesis if self.settings.combine else framed)])
+            hand_out(hypothesis)
         pending = np.setdiff1d(positives, _union([r.pos for r in pool.consistent]), assume_unique=True)
         if len(pending) == 0:
             status = "complete"
@@ -524,6 +526,23 @@ class IlaspLearner:
         return max(scored, key=lambda s: s[:3])[3]
 
 
+def always_facts(task: Task, bias, targets: Targets, n_examples: int) -> list[Clause]:
+    """The facts ``legal(player, noop).`` of the target atoms positive in every training example.
+
+    Why: such a fact is consistent by construction and no rule with a body is shorter, but the
+    search specialises bodies, so without this it returns a coincidence of the few examples
+    (``legal(player, noop) :- not true_value(0).``) that the next state refutes.
+    """
+    if not n_examples:
+        return []
+    atoms, counts = np.unique(targets.positives % targets.n_atoms, return_counts=True)
+    head = bias.head_pred
+    return [
+        Clause(head, parse_atom(task.target_atoms.names[int(a)])[1], (), ())
+        for a in atoms[counts == n_examples]
+    ]
+
+
 def baseline_clauses(
     task: Task, bias, targets: Targets, n_examples: int, max_facts: int = 64
 ) -> list[Clause]:
@@ -582,8 +601,8 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
-    "_noabsence, _norefit, _noframeconst switch a default feature off, _complement switches the complement of 0-ary targets on "
-    "(e.g. ilasp_noframe_nocombine, ilasp_complement)",
+    "_noabsence, _norefit, _noframeconst, _nocomplement switch a default feature off "
+    "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
     example="ilasp",
     symbolic=True,
 )

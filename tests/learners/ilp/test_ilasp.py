@@ -160,3 +160,19 @@ def test_a_train_perfect_coincidence_is_refit_away_on_train_and_validate():
     assert _test_ba(once, task) < 1.0 and _test_ba(model, task) == 1.0, model.rules()
     assert "refit on train+validate" in model.describe() and reported[-1] is model
     assert task.pooled_train().split("train").n_examples == len(train) + len(validate)
+
+
+def test_an_atom_positive_in_every_training_example_is_learned_as_a_fact():
+    """Four examples and no negative: the shortest consistent rule is the fact, not a coincidence
+    of the four states (``legal(a, noop) :- not true_on(4).``) that validate or test refutes."""
+    typ = "true :: prop -> bool.\nlegal :: agent -> action -> bool.\non :: pos -> prop.\na :: agent.\n"
+    typ += "noop :: action.\n1, 2, 3, 4 :: pos.\n"
+
+    def dat(lights: list[str]) -> DatFile:
+        return DatFile(["legal(a, noop)"], [], [([f"true_on({p})"], ["legal(a, noop)"]) for p in lights])
+
+    dats = {"train": dat(["1", "2", "3", "1"]), "validate": dat(["4"]), "test": dat(["4", "2"])}
+    task = task_from_dats("always", "legal", dats, signature=parse_typ(typ, "always.typ"))
+    model = make_learner("ilasp").fit(task.learning_view(), Budget(10))
+    assert model.rules().strip() == "legal(a,noop).", model.rules()
+    assert _test_ba(model, task) == 1.0

@@ -12,7 +12,8 @@
 * ``full``: the game ends when no cell is blank - an absence literal ``not true_cell(_, b)``
   (a count of zero).
 * ``allon``: the game ends when all six lights are on - six literals directly (over the body
-  limit), one rule as the complement ``inv_terminal :- index(P), not true_on(P)``.
+  limit), one rule as the complement ``inv_terminal :- index(P), not true_on(P)`` (tried when
+  the direct program is not exact).
 
 Each switch turned off is also checked to matter where it must, so the tests can fail.
 """
@@ -233,10 +234,10 @@ def test_feature_switches_in_the_name():
     s = make_learner("ilasp_b4_noframe_complement").settings
     assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, True, True, True)
     s = make_learner("ilasp").settings
-    assert (s.frame, s.complement, s.combine, s.absence) == (True, False, True, True)
+    assert (s.frame, s.complement, s.combine, s.absence) == (True, True, True, True)
     assert (s.refit, s.frame_constants) == (True, True)
-    s = make_learner("ilasp_norefit_noframeconst").settings
-    assert (s.refit, s.frame_constants, s.frame) == (False, False, True)
+    s = make_learner("ilasp_norefit_noframeconst_nocomplement").settings
+    assert (s.refit, s.frame_constants, s.frame, s.complement) == (False, False, True, False)
 
 
 def test_memory_bound_drops_tables_without_changing_the_search():
