@@ -9,9 +9,9 @@ functions on top. Why forked children:
 * A child is forked *after* the parent loaded its data, so it sees that data for free
   (copy-on-write).
 * Memory is capped on **resident** memory, by a watchdog in the parent: every
-  :data:`SAMPLE_S` it sums the RSS of the child and all its descendants (psutil), less the child's
-  RSS when the item started (pages shared copy-on-write with the parent, such as a loaded task,
-  are the worker's, not the job's), and kills the child's process group when that passes the cap
+  :data:`SAMPLE_S` it sums the proportional resident memory (PSS) of the child and all its
+  descendants, less that sum when the item started (pages shared copy-on-write with the parent,
+  such as a loaded task, are the worker's, not the job's), and kills the child's process group when that passes the cap
   (the outcome is ``oom``, with the peak seen). Peaks are measured the same way with or without a
   cap.
   An address-space limit (``RLIMIT_AS``) would not do: it refuses allocations a program reserves
@@ -204,8 +204,14 @@ def _oom_like(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or "bad_alloc" in str(exc) or "Cannot allocate memory" in str(exc)
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of process ``pid`` and all its descendants (0 once it is gone)."""
+def tree_memory(pid: int) -> int:
+    """Proportional resident bytes (PSS) of process ``pid`` and all its descendants (0 once it is gone).
+
+    PSS, not RSS: a page shared by n processes counts 1/n in each, so the sum over a tree counts it
+    once. With RSS, a grandchild sampled between fork and exec (``subprocess``) counted every page
+    it shares with the job a second time, and a job holding 120 MiB was once seen at 756 MB.
+    Where smaps_rollup cannot be read (not Linux, a process of another user) RSS stands in.
+    """
     import psutil
 
     try:
@@ -216,10 +222,31 @@ def tree_rss(pid: int) -> int:
     total = 0
     for p in procs:
         try:
-            total += p.memory_info().rss
-        except psutil.Error:
-            pass
+            total += _pss(p.pid)
+        except OSError:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
     return total
+
+
+def _pss(pid: int) -> int:
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"no Pss line for process {pid}")
+
+
+def _own_rss(pid: int) -> int:
+    """The child's own RSS: the base its kernel high-water mark (VmHWM) is measured against."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).memory_info().rss
+    except psutil.Error:
+        return 0
 
 
 def _reset_peak_rss() -> None:
@@ -277,7 +304,9 @@ def run_supervised(
     start = 0
     while start < n:
         pid, fd = _fork(_child_loop(work, start, n), memory_bytes)
-        base = 0  # the child's RSS when its current item started: not the item's
+        # the child's memory when its current item started (pages shared copy-on-write with this
+        # process, such as a loaded task): not the item's. PSS for the sampled tree, RSS for VmHWM.
+        base, base_rss = 0, 0
         reader, current, began, began_at = _Reader(fd), None, time.monotonic(), _now()
         deadline, timed_out, over, peak = began + _IDLE_GUARD_S, False, False, 0
         try:
@@ -285,7 +314,7 @@ def run_supervised(
                 wake = deadline if memory_bytes is None else min(deadline, time.monotonic() + SAMPLE_S)
                 messages = reader.read(wake)
                 if memory_bytes is not None and current is not None:
-                    peak = max(peak, tree_rss(pid) - base)
+                    peak = max(peak, tree_memory(pid) - base)
                     if peak > memory_bytes:
                         over = True
                         _kill_group(pid)
@@ -299,12 +328,13 @@ def run_supervised(
                 for m in messages:
                     if isinstance(m, Start):
                         # the child's own clock: the deadline does not slip when this process lags
-                        current, began, peak, base = m.item, m.at, 0, tree_rss(pid)
+                        current, began, peak = m.item, m.at, 0
+                        base, base_rss = tree_memory(pid), _own_rss(pid)
                         began_at = _now() - timedelta(seconds=time.monotonic() - began)
                         deadline = began + seconds_for(current)
                         on_message(m)  # the caller may want to know that item i started
                     elif isinstance(m, End):
-                        own = max(m.peak_rss - base, peak, 0)
+                        own = max(m.peak_rss - base_rss, peak, 0)
                         outcomes[m.item] = Outcome(m.kind, m.payload, m.at - began, own, None, began_at)
                         current, deadline = None, time.monotonic() + _IDLE_GUARD_S
                     else:
