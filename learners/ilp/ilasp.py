@@ -238,17 +238,32 @@ class IlaspLearner:
         if pooled is None or remaining < max(took, MIN_REFIT_SECONDS) or _validate_ba(task, model) == 1.0:
             return model
         refit_budget = Budget(remaining * REFIT_SHARE) if remaining != float("inf") else Budget()
+        return self._second_try(
+            lambda: self._learn(pooled, refit_budget, ignore_report), model,
+            lambda refit: refit.status == "complete", "refit on train+validate", report,
+        )  # fmt: skip
+
+    def _second_try(
+        self, learn: Callable[[], LearnedProgram], first: LearnedProgram,
+        better: Callable[[LearnedProgram], bool], what: str, report: Report,
+    ) -> LearnedProgram:  # fmt: skip
+        """Learn once more (a refit, the complement); keep it if ``better``, else keep ``first``.
+
+        Either way the profile counts both learnings' time and work, and says which one stands;
+        the clauses found by the first are restored when the second is given up.
+        """
         profile, clauses = self.profile, dict(self._clauses)
-        refit = self._learn(pooled, refit_budget, ignore_report)
+        second = learn()
+        second_status = self.profile.status
         self._add_profile(profile)
-        if refit.status != "complete":
-            self.profile.status = f"{profile.status} (refit on train+validate: {refit.status}, not kept)"
+        if not better(second):
+            self.profile.status = f"{profile.status} ({what}: {second_status}, not kept)"
             self._clauses = clauses
-            return model
-        self.profile.status = f"{profile.status} (refit on train+validate)"
-        refit.note += "; refit on train+validate"
-        report(refit)
-        return refit
+            return first
+        self.profile.status = f"{second_status} ({what})"
+        second.note += f"; {what}"
+        report(second)
+        return second
 
     def _learn(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
         """Learn the target; a 0-ary target (``terminal``) may also be learned as its complement.
@@ -274,21 +289,18 @@ class IlaspLearner:
         left = budget.remaining()
         if left < MIN_REFIT_SECONDS:
             return direct
-        profile, clauses = self.profile, dict(self._clauses)
-        self._invert = True
-        try:
-            inverted = self._fit(task, Budget(left * REFIT_SHARE) if finite else Budget(), ignore_report)
-        finally:
-            self._invert = False
-        self._add_profile(profile)
-        if _validate_ba(task, inverted) <= _validate_ba(task, direct):
-            self.profile.status = f"{profile.status} (direct; complement {self.profile.status} not better)"
-            self._clauses = clauses
-            return direct
-        self.profile.status = f"{self.profile.status} (complement)"
-        inverted.note += "; complement"
-        report(inverted)
-        return inverted
+
+        def complement() -> LearnedProgram:
+            self._invert = True
+            try:
+                return self._fit(task, Budget(left * REFIT_SHARE) if finite else Budget(), ignore_report)
+            finally:
+                self._invert = False
+
+        return self._second_try(
+            complement, direct, lambda inverted: _validate_ba(task, inverted) > _validate_ba(task, direct),
+            "complement", report,
+        )  # fmt: skip
 
     def _add_profile(self, earlier: Profile) -> None:
         """Count an earlier learning's time and work (a search given up on) in this fit's profile."""

@@ -164,12 +164,17 @@ def _test_ba(model, task) -> float:
     return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
 
 
-def test_frame_clauses_choose_negation_and_guard_together():
-    task = slide_task()
+def _frame_texts(task, settings: Settings | None = None) -> list[str]:
+    """The frame step's candidate rules on the task's training split, as text."""
     train = task.split("train")
     facts = facts_for(task, train)
     targets = targets_for(task, train, facts.constants)
-    texts = [c.text() for c in frame_clauses(bias_for(task), facts, targets, 10**6)]
+    bias = bias_for(task) if settings is None else bias_for(task, settings)
+    return [c.text() for c in frame_clauses(bias, facts, targets, 10**6)]
+
+
+def test_frame_clauses_choose_negation_and_guard_together():
+    texts = _frame_texts(slide_task())
     assert texts[0] == "next_cell(Pos1,Mark1) :- true_cell(Pos1,Mark1)."
     last = texts[-1]
     assert "not does_move(_,Pos1,_)" in last and "does_move(_,_,_)" in last.replace(
@@ -179,10 +184,7 @@ def test_frame_clauses_choose_negation_and_guard_together():
 
 def test_frame_clause_over_a_static_base_names_a_constant():
     task = hop_task()
-    train = task.split("train")
-    facts = facts_for(task, train)
-    targets = targets_for(task, train, facts.constants)
-    texts = [c.text() for c in frame_clauses(bias_for(task), facts, targets, 10**6)]
+    texts = _frame_texts(task)
     assert texts[0] == "legal_move(Role1,Pos1,Pos2) :- input_move(Role1,Pos1,Pos2)."
     assert set(texts[-1].split(" :- ")[1].rstrip(".").split(", ")) == {
         "input_move(Role1,Pos1,Pos2)",
@@ -190,8 +192,8 @@ def test_frame_clause_over_a_static_base_names_a_constant():
         "true_cell(Pos1,Role1)",
         "true_cell(Pos2,e)",
     }, texts
-    plain = frame_clauses(bias_for(task, Settings(frame_constants=False)), facts, targets, 10**6)
-    assert not any("true_cell(Pos2,e)" in c.text() for c in plain)
+    plain = _frame_texts(task, Settings(frame_constants=False))
+    assert not any("true_cell(Pos2,e)" in text for text in plain)
     model = make_learner("ilasp").fit(task, Budget(20))
     assert _test_ba(model, task) == 1.0, model.rules()
 
