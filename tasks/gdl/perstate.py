@@ -232,7 +232,6 @@ class PerStateEngine:
         """Start the worker on the plain program; if that does not ground without a state within
         ``state_seconds``, retry once with demand-driven grounding (`tasks.gdl.demand`)."""
         game = self.game
-        demanded = game.demand.demanded
         if not demand:
             self._worker = _Worker(
                 self.asp, static_relations, game.program.file, self.state_seconds, game.grounding_suspect
@@ -240,11 +239,11 @@ class PerStateEngine:
             try:
                 return self._worker.ask("static", None, "the game without a state")
             except GroundingLimit as e:
-                if not demanded:  # the rewrite changes nothing: the same grounding would fail again
+                if not game.demand.demanded:  # the rewrite changes nothing: it would fail again
                     raise
                 self.why = "; ".join(x for x in (self.why, e.msg) if x)
         self.demand_driven, self.asp = True, game.asp_demand
-        kept = static_relations - {name for name, _ in demanded}  # the ones still derived in full
+        kept = static_relations - {name for name, _ in game.demand.demanded}  # still derived in full
         self._worker = _Worker(self.asp, kept, game.program.file, self.state_seconds, game.grounding_suspect)
         return self._worker.ask("static", None, "the game without a state (demand-driven)")
 
