@@ -10,7 +10,8 @@ engine cross-checked against a clingo solve on every visited state and joint mov
 
 * the share of rulesheets that play (``plays`` + ``plays-anyway``), and every other status, and
   how many of them play on the per-state engine (`tasks.gdl.perstate`; their ground+compile time
-  includes the whole grounding that exceeded --ground-seconds);
+  includes the whole grounding that exceeded --ground-seconds), and how many of those ground
+  demand-driven (`tasks.gdl.demand`: not even the rules without a state grounded in time);
 * ground+compile seconds and playouts per second per game (median, p90);
 * the compiled engine's speed over the clingo reference per game (states per second on the
   same visited states; median, p90).
@@ -72,7 +73,10 @@ def main() -> None:
         print(json.dumps(s, indent=2))
         return
     print(f"rulesheets: {s['games']}, play: {s['plays']} ({s['play_share']:.1%}); statuses: {s['statuses']}")
-    print(f"of those playing, on the per-state engine (whole grounding too big): {s['plays_per_state']}")
+    print(
+        f"of those playing, on the per-state engine (whole grounding too big): {s['plays_per_state']}"
+        f" ({s['plays_demand_driven']} demand-driven)"
+    )
     for key, label in (("ground_s", "ground+compile s"), ("playouts_per_s", "playouts/s"),
                        ("reference_ratio", "compiled/clingo speed")):  # fmt: skip
         med, p90 = s[f"{key}_median"], s[f"{key}_p90"]

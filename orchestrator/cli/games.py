@@ -341,7 +341,9 @@ def probe(
     documented leniency was needed), rejected (a GDL spec violation, or one state too big to
     ground, with file:line:col), timeout, disagrees, error. Column engine: compiled (whole game
     grounded within --ground-seconds) or per-state (one clingo grounding per state, the fallback
-    for bigger games; fewer playouts fit the time limit). Exit status 1 if any game does not play.
+    for bigger games; fewer playouts fit the time limit), "per-state (demand-driven)" where even
+    the rules without a state are too big (static relations grounded only as asked, docs/gdl.md).
+    Exit status 1 if any game does not play.
     """
     from tasks.gdl.probe import PLAYS, game_files, probe_isolated, summary
 

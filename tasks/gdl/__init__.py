@@ -24,7 +24,8 @@ STABLE (others build on these names and signatures; changes will be announced):
     tasks.gdl.probe: probe_game / probe_isolated / summary   (`orch games probe`)
     tasks.gdl.types: infer_signature(rules, ground_atoms) / signature_text   (no .typ needed)
 INTERNAL (may change): tasks.gdl.compiled (circuit layout), tasks.gdl.ground internals,
-tasks.gdl.unfold (grounding-size rewrite), tasks.gdl.solve / tasks.gdl.trace (below engine and
+tasks.gdl.unfold and tasks.gdl.demand (grounding-size rewrites; demand: magic sets for static
+relations, used by the per-state engine only when the rules without a state do not ground), tasks.gdl.solve / tasks.gdl.trace (below engine and
 reference, so neither imports the other), tasks.gdl.lifetime (grounding child dies with parent).
 
 Ground terms are written as canonical text without spaces: ``cell(1,2,x)``, ``mark(1,2)``,

@@ -22,6 +22,7 @@ from tasks.gdl.kif import parse_file, parse_text
 from tasks.gdl.unfold import unfold
 
 if TYPE_CHECKING:
+    from tasks.gdl.demand import DemandProgram
     from tasks.gdl.engine import Engine
     from tasks.gdl.perstate import PerStateEngine
     from tasks.gdl.reference import ClingoEngine
@@ -145,6 +146,30 @@ class Game:
         """`to_asp` with body projections only: what the clingo reference engine grounds, so
         that the differential test also covers `tasks.gdl.unfold`."""
         return program_to_asp(self.rules, project=True)
+
+    @cached_property
+    def demand(self) -> DemandProgram:
+        """The magic-sets rewrite (`tasks.gdl.demand`) of the unfolded rules: static relations
+        derived only for the bindings play asks about. Its ``demanded`` relations are the ones
+        no longer derived in full."""
+        from tasks.gdl.demand import demand_rewrite
+
+        return demand_rewrite(unfold(self.rules, self.dynamic_relations), self.static_relations)
+
+    @cached_property
+    def asp_demand(self) -> str:
+        """`asp_for_grounding` with demand-driven grounding of static relations (`demand`): what
+        the per-state engine grounds when the plain program does not ground without a state."""
+        return program_to_asp(self.demand.rules, project=True)
+
+    @cached_property
+    def asp_demand_plain(self) -> str:
+        """The plain rules (no unfolding, no projections) with the demand rewrite only: the
+        per-state reference for a game whose plain rules do not ground (the rewrite itself is
+        checked against the plain rules by tests on small games)."""
+        from tasks.gdl.demand import demand_rewrite
+
+        return program_to_asp(demand_rewrite(self.rules, self.static_relations).rules)
 
     def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
         """Like `Engine.evaluate`, by clingo on this one state, without grounding the whole game.

@@ -20,6 +20,12 @@ Fluents and moves are not known in advance: they are numbered as play first meet
 shorter than ``fluents`` (missing columns are false). Answers are cached per state (and per state
 and joint move), as a transposition table.
 
+Where even the rules without any state do not ground within ``state_seconds`` (a static relation
+with millions of atoms, as mummymaze1p's ``direction-from``), the engine retries once with
+demand-driven grounding (`tasks.gdl.demand`, `Game.asp_demand`): static relations are then
+derived only for the bindings a state asks about, and ``demand_driven`` is set. Its
+``static_atoms`` then list the static relations still derived in full only.
+
 Every grounding runs in one forked worker under ``state_seconds``; a state whose grounding exceeds
 it stops play with a `GDLError` naming the relation most likely to blow up (ruleDepthExponential
 is built to). Without ``fork`` (or inside a daemonic worker) it runs in-process, unbounded.
@@ -36,7 +42,7 @@ from typing import TYPE_CHECKING
 import clingo
 import numpy as np
 
-from tasks.gdl.errors import GDLError, GDLWarning
+from tasks.gdl.errors import GDLError, GDLWarning, GroundingLimit
 from tasks.gdl.lifetime import die_with_parent
 from tasks.gdl.solve import _asp_terms
 from tasks.gdl.terms import canonical, function_name_from_asp, symbol_text
@@ -135,7 +141,7 @@ class _Worker:
         hint = f"; {self.suspect}" if self.suspect else ""
         if not self.conn.poll(self.seconds):
             self.close()
-            raise GDLError(
+            raise GroundingLimit(
                 self.name,
                 0,
                 0,
@@ -146,12 +152,13 @@ class _Worker:
         except EOFError:
             code = self.proc.exitcode
             self.close()
-            raise GDLError(
+            raise GroundingLimit(
                 self.name, 0, 0, f"per-state grounding of {what} crashed (exit {code}){hint}"
             ) from None
         if status != "ok":
             self.close()
-            raise GDLError(self.name, 0, 0, f"per-state grounding of {what} failed: {out}{hint}")
+            error = GroundingLimit if out.startswith("MemoryError") else GDLError
+            raise error(self.name, 0, 0, f"per-state grounding of {what} failed: {out}{hint}")
         return out
 
     def close(self) -> None:
@@ -174,19 +181,20 @@ class PerStateEngine:
 
     kind = "per-state"
 
-    def __init__(self, game: Game, state_seconds: float = STATE_SECONDS, why: str = ""):
-        """``why`` records why the compiled engine was not used (the whole grounding's error)."""
+    def __init__(self, game: Game, state_seconds: float = STATE_SECONDS, why: str = "", demand: bool = False):
+        """``why`` records why the compiled engine was not used (the whole grounding's error);
+        ``demand`` grounds demand-driven from the start (tests: the rewrite against the plain rules)."""
         self.game = game
         self.why = why
         self.fallbacks = 0
         self.ground = None  # no whole-game grounding
         self.state_seconds = state_seconds
-        self._worker = _Worker(
-            game.asp_for_grounding, game.static_relations, game.program.file, state_seconds,
-            game.grounding_suspect,
-        )  # fmt: skip
+        self.demand_driven = False
+        """Whether it grounds `Game.asp_demand` (the plain program did not ground without a state)."""
+        self.asp = game.asp_for_grounding
+        """The program text each state is grounded with."""
         t0 = time.perf_counter()
-        roles, initial, static = self._worker.ask("static", None, "the game without a state")
+        roles, initial, static = self._start(game.static_relations, demand)
         asserted = [f"distinct({d.left},{d.right})" for d in game.program.asserted_distinct]
         self.static_atoms: list[str] = sorted({*static, *asserted})
         self.fluents: list[str] = []
@@ -219,6 +227,25 @@ class PerStateEngine:
         self._role_ix = {r: i for i, r in enumerate(self.roles)}
         self.ground_seconds = time.perf_counter() - t0
         self.groundings = 0
+
+    def _start(self, static_relations: set[str], demand: bool) -> tuple[list[str], list[str], list[str]]:
+        """Start the worker on the plain program; if that does not ground without a state within
+        ``state_seconds``, retry once with demand-driven grounding (`tasks.gdl.demand`)."""
+        game = self.game
+        if not demand:
+            self._worker = _Worker(
+                self.asp, static_relations, game.program.file, self.state_seconds, game.grounding_suspect
+            )
+            try:
+                return self._worker.ask("static", None, "the game without a state")
+            except GroundingLimit as e:
+                if not game.demand.demanded:  # the rewrite changes nothing: it would fail again
+                    raise
+                self.why = "; ".join(x for x in (self.why, e.msg) if x)
+        self.demand_driven, self.asp = True, game.asp_demand
+        kept = static_relations - {name for name, _ in game.demand.demanded}  # still derived in full
+        self._worker = _Worker(self.asp, kept, game.program.file, self.state_seconds, game.grounding_suspect)
+        return self._worker.ask("static", None, "the game without a state (demand-driven)")
 
     # ----------------------------------------------------------------- numbering
     def _register(self, fluents: list[str]) -> list[int]:

@@ -12,6 +12,9 @@ A game whose whole grounding exceeds the bound is played by the per-state engine
 (`tasks.gdl.perstate`, one grounding per state; column ``engine`` says ``per-state``), and
 cross-checked against a direct clingo solve of the plain rules on each visited state
 (`cross_check_per_state`); its playouts and checks stop early to fit the per-game time limit.
+Where the rules do not even ground without a state, the per-state engine grounds them
+demand-driven (`tasks.gdl.demand`; ``per-state (demand-driven)``), and the reference solves the
+plain rules with the same rewrite.
 
 Statuses:
 
@@ -50,7 +53,8 @@ class ProbeResult:
     path: str
     status: str = "error"
     engine: str | None = None
-    """Which engine played: ``compiled`` (whole grounding) or ``per-state`` (`tasks.gdl.perstate`)."""
+    """Which engine played: ``compiled`` (whole grounding), ``per-state`` (`tasks.gdl.perstate`) or
+    ``per-state (demand-driven)`` (per state, with `tasks.gdl.demand`'s rewrite)."""
     roles: int | None = None
     fluents: int | None = None
     ground_s: float | None = None
@@ -96,12 +100,16 @@ def probe_game(
     check_states: int = 200,
     lenient: bool = True,
     time_limit: float | None = None,
+    demand: bool = False,
 ) -> ProbeResult:
     """Probe one game in this process (see the module docstring); never raises for bad GDL.
 
     ``time_limit`` (seconds, from the start) only bounds the per-state engine's playouts and
     cross-check, which stop early to report what they did within it (`probe_isolated` sets it).
+    ``demand`` plays every game on the demand-driven per-state engine and checks it against the
+    plain rules (`Game.to_asp`): the differential test of `tasks.gdl.demand` itself.
     """
+    from tasks.gdl.engine import Engine
     from tasks.gdl.game import Game
     from tasks.gdl.perstate import PerStateEngine
 
@@ -121,15 +129,22 @@ def probe_game(
                 anyway = True
                 res.warnings.append(f"played anyway: {_first_line(strict_error)}")
             tg = time.perf_counter()
-            engine = game.play_engine(ground_seconds=ground_seconds)
+            engine: Engine | PerStateEngine
+            if demand:
+                engine = PerStateEngine(game, why="demand-driven grounding asked for", demand=True)
+            else:
+                engine = game.play_engine(ground_seconds=ground_seconds)
             res.engine = engine.kind
             res.roles, res.ground_s = len(engine.roles), engine.ground_seconds
-            if res.engine == "per-state":  # the whole grounding that failed counts too
+            if isinstance(engine, PerStateEngine):  # the whole grounding that failed counts too
                 res.ground_s = time.perf_counter() - tg
+                if engine.demand_driven:
+                    res.engine = "per-state (demand-driven)"
             tp = time.perf_counter()
             if isinstance(engine, PerStateEngine):
                 res.warnings.append(f"per-state engine: {engine.why}")
-                if game.asp_for_grounding == game.to_asp():  # no unfolding, no projection applied
+                reference = game.to_asp() if demand else _reference_asp(game, engine)
+                if engine.asp == reference:  # no unfolding, no projection applied
                     res.warnings.append(
                         "per-state engine: it grounds the same program text as the clingo reference, "
                         "so the cross-check compares two code paths, not two encodings"
@@ -140,7 +155,9 @@ def probe_game(
                 half = None if deadline is None else time.monotonic() + (deadline - time.monotonic()) / 2
                 traces = engine.playouts(playouts, max_steps=max_steps, seed=seed, deadline=half)
                 res.playouts_per_s = len(traces) / max(time.perf_counter() - tp, 1e-9)
-                agree, checked = cross_check_per_state(game, engine, traces, check_states, deadline)
+                agree, checked = cross_check_per_state(
+                    game, engine, traces, check_states, deadline, reference
+                )
                 ratio = None
                 engine.close()
             else:
@@ -162,6 +179,10 @@ def probe_game(
                 res.reason = "; ".join(
                     x for x in ("per-state engine (whole grounding too big)", res.reason) if x
                 )
+            elif res.engine == "per-state (demand-driven)":
+                too_big = "asked for" if demand else "whole grounding and grounding without a state too big"
+                why = f"per-state engine, demand-driven ({too_big})"
+                res.reason = "; ".join(x for x in (why, res.reason) if x)
     except GDLError as e:
         res.status, res.reason = "rejected", _first_line(e)
     except Exception as e:  # noqa: BLE001 - a probe reports every failure as a row
@@ -214,18 +235,20 @@ def cross_check(
 
 
 def cross_check_per_state(
-    game, engine, traces, check_states: int, deadline: float | None = None
+    game, engine, traces, check_states: int, deadline: float | None = None, reference: str | None = None
 ) -> tuple[int, int]:
     """(agreeing queries, queries) of the per-state engine against a direct clingo solve.
 
     The reference grounds the game's plain rules (`Game.to_asp`: no unfolding, no projections)
     with just this state's facts (`tasks.gdl.solve.evaluate_by_solving`); the engine grounds the
-    unfolded, projected program in its own worker. Queries as in `cross_check`; past
-    ``deadline`` (`time.monotonic`) no new query starts.
+    unfolded, projected program in its own worker. A demand-driven engine is checked against the
+    plain rules with the demand rewrite only (`Game.asp_demand_plain`), since the plain rules
+    do not ground with a state either. Queries as in `cross_check`; past ``deadline``
+    (`time.monotonic`) no new query starts. ``reference`` overrides the program solved.
     """
     from tasks.gdl.solve import evaluate_by_solving
 
-    asp, roles = game.to_asp(), set(engine.roles)
+    asp, roles = reference or _reference_asp(game, engine), set(engine.roles)
     agree = checked = 0
     for tr in traces:
         for t in range(len(tr.states)):
@@ -243,6 +266,11 @@ def cross_check_per_state(
             checked += 1
             agree += mine == theirs
     return agree, checked
+
+
+def _reference_asp(game, engine) -> str:
+    """The program the per-state cross-check solves directly (`cross_check_per_state`)."""
+    return game.asp_demand_plain if engine.demand_driven else game.to_asp()
 
 
 def _for_roles(atom: str, roles: set[str]) -> bool:
@@ -319,7 +347,8 @@ def summary(results: list[ProbeResult]) -> dict:
     return {
         "games": n,
         "plays": len(plays),
-        "plays_per_state": sum(r.engine == "per-state" for r in plays),
+        "plays_per_state": sum((r.engine or "").startswith("per-state") for r in plays),
+        "plays_demand_driven": sum(r.engine == "per-state (demand-driven)" for r in plays),
         "play_share": len(plays) / n if n else 0.0,
         "statuses": {s: sum(r.status == s for r in results) for s in STATUSES},
         "ground_s_median": pct(ground, 50),

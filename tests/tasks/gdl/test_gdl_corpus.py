@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from orchestrator.cli import app
 from tasks.gdl.probe import PLAYS, probe_game
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]  # the project root (tests/tasks/gdl/ is three down)
 
 SAMPLE = [
     # symbols clingo cannot spell as they are: lightson-1, goalBlocker1-100, ++
