@@ -11,9 +11,9 @@ functions on top. Why forked children:
 * Memory is capped on **resident** memory, by a watchdog in the parent: every
   :data:`SAMPLE_S` it sums the proportional resident memory (PSS) of the child and all its
   descendants, less that sum when the item started (pages shared copy-on-write with the parent,
-  such as a loaded task, are the worker's, not the job's), and kills the child's process group when that passes the cap
-  (the outcome is ``oom``, with the peak seen). Peaks are measured the same way with or without a
-  cap.
+  such as a loaded task, are the worker's, not the job's), and kills the child's process group
+  when that passes the cap (the outcome is ``oom``, with the peak seen). Peaks are measured the
+  same way with or without a cap.
   An address-space limit (``RLIMIT_AS``) would not do: it refuses allocations a program reserves
   but never touches (CUDA, some allocators) and lets memory used by grandchildren through. The
   watchdog can overshoot by what the child allocates within one sample interval.
