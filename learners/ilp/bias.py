@@ -55,6 +55,10 @@ class Settings:
     """Frame-style candidates ``h(X..) :- b(X..), not ...`` (:mod:`learners.ilp.frame`)."""
     frame_constants: bool = True
     """Frame literals may name one constant of a small type (``true_cell(X2, Y2, b)``)."""
+    frame_cover: bool = True
+    """Several frame clauses over one base by sequential covering (:func:`learners.ilp.frame.frame_clauses`)."""
+    frame_equal: bool = True
+    """Frame literals ``X = Y`` and ``X != Y`` between head variables of one type family."""
     combine: bool = True
     """Seeds from what no found rule covers, one optimisation over all rules (else ILASP*'s cover)."""
     absence: bool = True
@@ -71,7 +75,7 @@ class Settings:
 
 @dataclass(frozen=True)
 class Literal:
-    """``p(args)``, ``not p(args)`` or ``X != Y`` (``pred == NEQ``)."""
+    """``p(args)``, ``not p(args)``, ``X != Y`` (``pred == NEQ``) or ``X = Y`` (``NEQ``, negated)."""
 
     pred: str
     args: tuple[Term, ...]
@@ -139,7 +143,7 @@ class Clause:
         body = []
         for lit in self.body:
             if lit.pred == NEQ:
-                body.append(f"{term(lit.args[0])} != {term(lit.args[1])}")
+                body.append(f"{term(lit.args[0])} {'=' if lit.negated else '!='} {term(lit.args[1])}")
             else:
                 body.append(("not " if lit.negated else "") + atom(lit.pred, lit.args))
         return head + "." if not body else f"{head} :- {', '.join(body)}."

@@ -244,8 +244,8 @@ def _with_examples(table: Table, facts: Facts, max_rows: int) -> Table:
 def extend(table: Table, lit: Literal, facts: Facts, max_rows: int) -> Table:
     """The bindings of ``body, lit`` from the bindings of ``body``."""
     if lit.pred == NEQ:
-        a, b = lit.args
-        return table.take(np.flatnonzero(table.cols[a] != table.cols[b]))
+        a, b = lit.args  # negated: ``X = Y``
+        return table.take(np.flatnonzero((table.cols[a] == table.cols[b]) == lit.negated))
     lt = _literal_table(lit, facts)
     if lit.negated:
         if "ex" in lt.cols:

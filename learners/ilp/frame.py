@@ -1,26 +1,34 @@
-"""Frame-style clauses: ``h(X..) :- b(X..), not l1, ..., not lk``, the literals chosen as a set.
+"""Frame-style clauses: ``h(X..) :- b(X..), l1, ..., lk``, the literals chosen as a set.
 
 Most ``next_*`` sub-predicates are "stays as it is unless a move changes it" (the frame problem):
 ``next_cell(X, Y, M) :- true_cell(X, Y, M), not does_move(_, X, Y, _, _), not does_move(_, _, _, X, Y)``.
 A top-down beam meets such a rule one negation at a time, and each negation alone still covers
-negatives, so the beam rarely keeps the right partial rule long enough. Here the negations are
+negatives, so the beam rarely keeps the right partial rule long enough. Here the literals are
 picked together, over every training example at once:
 
 1. The *base* is a body predicate with exactly the head's types (``true_f`` for ``next_f``;
    ``input_f`` for ``legal_f``) with the head's variables: its bindings are the rows (example, X..),
    each a positive or a negative target atom.
 2. Every candidate literal over a background predicate uses head variables of compatible type or
-   ``_`` (safe: each variable is bound by the base): negated ones with at least one variable, and
-   positive guards over fluents and moves (``does_move(_, _, _, _, _)``: a move was made). Each
-   candidate's effect is the set of rows it removes - one vectorised semi-join each.
-3. Choosing literals is a weighted set cover: remove every negative row, keep as many positive
-   rows as possible. Greedy: first literals that remove no positive (most negatives first), then,
-   if negatives remain, the literal with the best balanced-accuracy gain. At most ``max_body - 1``
-   negations.
+   ``_`` (safe: each variable is bound by the base): negated ones with at least one variable;
+   positive guards over fluents and moves (``does_move(_, _, _, _, _)``: a move was made); positive
+   statics over head variables (``succ(Y1, Y2)``); ``X = Y`` and ``X != Y`` between head variables
+   (``_noframeequal`` drops these). Each candidate's effect is the set of rows it removes - one
+   vectorised semi-join each, kept as one bit per row.
+3. **One clause** (`_greedy`): a weighted set cover - remove every negative row, keep as many
+   positive rows as possible. Greedy: first literals that remove no positive (most negatives
+   first), then, if negatives remain, the literal with the best balanced-accuracy gain. At most
+   ``max_body - 1`` literals. Every prefix is returned too (material for the fallback cover).
+4. **Several clauses** (`_sequential_cover`, ``_noframecover`` drops it): FOIL's sequential
+   covering over the same rows, for targets one clause cannot express ("a straight move to an
+   empty square, or a diagonal one onto anything but my own piece"; "sheep move onto a blank,
+   and so do wolves"). Each clause grows by FOIL gain until it keeps no negative row, at most
+   ``2 * max_body - 2`` literals, and its redundant literals are pruned; the positives it covers
+   are set aside and the next clause starts from the base.
 
-Every prefix of the chosen set is returned too (material for the fallback cover). The learner
-verifies each clause like any other candidate. Nothing is game-specific: the base and the
-literals come from the signature's types alone.
+The learner verifies each clause on every training example like any other candidate, and the
+combine step chooses among them. Nothing is game-specific: the base and the literals come from
+the signature's types alone.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from learners.ilp.bias import Bias, Clause, Literal
+from learners.ilp.bias import NEQ, Bias, Clause, Literal
 from learners.ilp.coverage import Facts, Targets, TooLarge, _literal_table, _with_examples, body_table
 from learners.ilp.relations import Table, pack
 
@@ -63,7 +71,8 @@ def candidates(
     Negated ones need a variable (``not does_move(_, X, Y, _, _)``: "nobody moves from X,Y");
     positive ones are guards over dynamic predicates (``does_move(_, _, _, _, _)``: "a move was
     made", false in a terminal state where every fluent is dropped; ``true_cell(X2, Y2, b)``:
-    "the target square is empty"). A constant is one of a type with at most ``FRAME_CONSTANTS``.
+    "the target square is empty") or statics over head variables and no ``_`` (``succ(Y1, Y2)``);
+    first the comparisons of head variables (`_comparisons`). A constant is one of a type with at most ``FRAME_CONSTANTS``.
     One stream per predicate, number of arguments that are not ``_`` and rank (`_literals`); the streams take turns
     (fluents and moves first), so ``MAX_CANDIDATES`` cuts a little of every kind of literal
     rather than every literal of the kinds that come last. Past ``deadline``, what was made so far.
@@ -75,7 +84,7 @@ def candidates(
         for k in range(len(bias.body_types[pred]) + 1)
         for rank in range(4 if k else 1)
     ]
-    out: list[Literal] = []
+    out: list[Literal] = _comparisons(bias, types) if bias.settings.frame_equal else []
     while streams and len(out) < MAX_CANDIDATES and time.monotonic() < deadline:
         for stream in list(streams):
             lit = next(stream, None)
@@ -84,6 +93,14 @@ def candidates(
             else:
                 out.append(lit)
     return out[:MAX_CANDIDATES]
+
+
+def _comparisons(bias: Bias, types: tuple[str, ...]) -> list[Literal]:
+    """``X = Y`` and ``X != Y`` between head variables of one type family (``X1 = X2``: a straight move)."""
+    pairs = [
+        (a, b) for a, b in itertools.combinations(range(len(types)), 2) if bias.compatible(types[a], types[b])
+    ]
+    return [Literal(NEQ, pair, negated) for pair in pairs for negated in (True, False)]
 
 
 def _literals(bias: Bias, pred: str, base: str, n_vars: int, types: tuple[str, ...], k: int, rank: int):
@@ -125,9 +142,10 @@ def _assignments(pred, ts, options, base, n_vars, k, dynamic, keep):
             args = tuple(combo)
             if pred == base and args == tuple(range(n_vars)):
                 continue
-            if any(isinstance(a, int) for a in values):
+            has_var = any(isinstance(a, int) for a in values)
+            if has_var:
                 yield Literal(pred, args, negated=True)
-            if dynamic:
+            if dynamic or (has_var and None not in args):
                 yield Literal(pred, args)
 
 
@@ -153,6 +171,10 @@ def _distinct_product(options: list[list]) -> Iterator[tuple]:
 
 def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
     """Rows of ``table`` that adding ``lit`` to the body removes."""
+    if lit.pred == NEQ:
+        a, b = lit.args
+        same = table.cols[a] == table.cols[b]
+        return ~same if lit.negated else same
     lt = _literal_table(Literal(lit.pred, lit.args), facts) or Table({}, 0)
     on = [c for c in lt.cols if c in table.cols]
     if lt.n == 0:
@@ -200,31 +222,114 @@ def frame_clauses(
             if time.monotonic() > deadline:
                 lits = lits[: len(hits)]
                 break
-            hits.append(_removes(table, lit, facts))
-        alive = np.ones(table.n, dtype=bool)
-        chosen: list[Literal] = []
-        while len(chosen) < bias.settings.max_body - 1:
-            neg_left = alive & ~is_pos
-            if not neg_left.any():
-                break
-            best, best_key = None, None
-            for lit, h in zip(lits, hits, strict=True):
-                if lit in chosen:
-                    continue
-                removes_neg = int((h & neg_left).sum())
-                if removes_neg == 0:
-                    continue
-                removes_pos = int((h & alive & is_pos).sum())
-                # a literal that loses no positive beats any that does; then the BA gain
-                key = (removes_pos == 0, removes_neg / n_neg - removes_pos / n_pos, -removes_pos)
-                if best_key is None or key > best_key:
-                    best, best_key = (lit, h), key
-            if best is None or best_key is None or best_key[1] <= 0:
-                break
-            chosen.append(best[0])
-            alive &= ~best[1]
-            out.append(Clause(bias.head_pred, head, (Literal(base, head), *chosen), bias.head_types))
+            hits.append(np.packbits(_removes(table, lit, facts)))
+        if not hits:
+            continue
+        rows = _Rows(hits, table.n)
+        del hits
+
+        chosen = _greedy(rows, is_pos, bias.settings.max_body - 1)
+        bodies = [chosen[:i] for i in range(1, len(chosen) + 1)]
+        if bias.settings.frame_cover:
+            bodies += _sequential_cover(rows, is_pos, 2 * bias.settings.max_body - 2, deadline)
+        out.extend(
+            Clause(bias.head_pred, head, (Literal(base, head), *(lits[i] for i in body)), bias.head_types)
+            for body in bodies
+        )
     return out
+
+
+class _Rows:
+    """Which base rows each candidate literal removes, one bit per row (a literal x row matrix of
+    8,000 literals over 70,000 rows is 70 MB packed, 560 MB as bools), with counts under a mask."""
+
+    def __init__(self, packed: list[np.ndarray], n: int) -> None:
+        self.bits = np.stack(packed)  # each ``np.packbits`` of one literal's removed rows
+        self.n = n
+
+    def removed(self, i: int) -> np.ndarray:
+        return np.unpackbits(self.bits[i], count=self.n).astype(bool)
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per literal: how many rows of ``mask`` it removes."""
+        return np.bitwise_count(self.bits & np.packbits(mask)).sum(axis=1, dtype=np.int64)
+
+
+def _greedy(rows: _Rows, is_pos: np.ndarray, max_lits: int) -> list[int]:
+    """One clause's literals as a weighted set cover: remove every negative row, keep as many
+    positive rows as possible (a literal that loses no positive first, then the best
+    balanced-accuracy gain, then the fewest positives lost; the first such literal)."""
+    n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
+    alive = np.ones(len(is_pos), dtype=bool)
+    chosen: list[int] = []
+    while len(chosen) < max_lits and (alive & ~is_pos).any():
+        removes_neg, removes_pos = rows.count(alive & ~is_pos), rows.count(alive & is_pos)
+        ok = removes_neg > 0
+        ok[chosen] = False
+        if not ok.any():
+            break
+        gain = removes_neg / n_neg - removes_pos / n_pos
+        for key in (removes_pos == 0, gain, -removes_pos):
+            ok &= key == key[ok].max()
+        best = int(np.flatnonzero(ok)[0])
+        if gain[best] <= 0:
+            break
+        chosen.append(best)
+        alive &= ~rows.removed(best)
+    return chosen
+
+
+def _sequential_cover(
+    rows: _Rows, is_pos: np.ndarray, max_lits: int, deadline: float = float("inf"), max_clauses: int = 12
+) -> list[list[int]]:
+    """Several clauses over one base, each consistent on the rows, together covering the positives.
+
+    FOIL's sequential covering on the base's rows: a clause grows by the literal of the best FOIL
+    gain over the positives no earlier clause covers, until it keeps no negative row; those
+    positives are then set aside and the next clause starts from the base again. This is the
+    combine step's material for targets that one clause cannot express (a straight move to an
+    empty square *or* a diagonal move onto an opponent): each clause is chosen over every row
+    at once, not met one literal at a time by the beam.
+    """
+    todo = is_pos.copy()
+    out: list[list[int]] = []
+    while todo.any() and len(out) < max_clauses and time.monotonic() < deadline:
+        alive = np.ones(len(is_pos), dtype=bool)
+        chosen: list[int] = []
+        while len(chosen) < max_lits:
+            p0, n0 = int((alive & todo).sum()), int((alive & ~is_pos).sum())
+            if n0 == 0 or p0 == 0:
+                break
+            p1 = p0 - rows.count(alive & todo)
+            n1 = n0 - rows.count(alive & ~is_pos)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gain = p1 * (np.log2(p1 / (p1 + n1)) - np.log2(p0 / (p0 + n0)))
+            gain[(p1 == 0) | (n1 == n0)] = -np.inf
+            gain[chosen] = -np.inf
+            best = int(np.argmax(gain))
+            if not gain[best] > 0:
+                break
+            chosen.append(best)
+            alive &= ~rows.removed(best)
+        if (alive & ~is_pos).any() or not (alive & todo).any():
+            break
+        out.append(_pruned(rows, is_pos, chosen))
+        todo &= ~alive
+    return out
+
+
+def _pruned(rows: _Rows, is_pos: np.ndarray, chosen: list[int]) -> list[int]:
+    """``chosen`` less each literal (last chosen first) whose removal lets in no negative row: FOIL's
+    greedy order keeps early literals that later ones made redundant."""
+    keep = list(chosen)
+    for i in reversed(chosen):
+        rest = [j for j in keep if j != i]
+        alive = np.ones(len(is_pos), dtype=bool)
+        for j in rest:
+            alive &= ~rows.removed(j)
+        if not (alive & ~is_pos).any():
+            keep = rest
+    return keep
 
 
 def _sample(ex: np.ndarray, n: int) -> np.ndarray:

@@ -608,19 +608,19 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|frame|combine|absence|complement|refit))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|combine|absence|complement|refit))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
-    "_noabsence, _norefit, _noframeconst, _nocomplement switch a default feature off "
+    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _nocomplement switch a default feature off "
     "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
     example="ilasp",
     symbolic=True,
 )
 def make_ilasp(max_body: int | None = None, switches: str | None = None) -> IlaspLearner:
     changes: dict = {}
-    fields = {"frameconst": "frame_constants"}
+    fields = {"frameconst": "frame_constants", "framecover": "frame_cover", "frameequal": "frame_equal"}
     for word in (switches or "").split("_")[1:]:
         changes[fields.get(word.removeprefix("no"), word.removeprefix("no"))] = not word.startswith("no")
     if max_body is not None:
