@@ -69,6 +69,9 @@ class Settings:
     refit: bool = True
     """A train-perfect program is learned once more from train and validate pooled and replaced
     if that is complete too (``IlaspLearner._refit``)."""
+    concepts: bool = True
+    """``goal`` and ``terminal`` learn over a library of closures and counts defined from the
+    signature (:mod:`learners.ilp.concepts`)."""
     held_cells: int = 16_000_000
     """Table cells (int64) one search level keeps alive (128 MiB); see :class:`learners.ilp.search.Held`."""
 
@@ -195,7 +198,7 @@ class Bias:
         return not self.constants or constant in self._declared
 
 
-def _families(signature: object) -> dict[str, str]:
+def type_families(signature: object) -> dict[str, str]:
     """Type -> representative of its subtype-connected family (union-find over ``a :> b``)."""
     parent: dict[str, str] = {}
 
@@ -270,7 +273,7 @@ def bias_for(task: Task, settings: Settings | None = None) -> Bias:
     dynamic = {predicate_of(task.background_atoms.names[i]) for i in seen if int(i) not in static_ids}
     body_types = {p: types_of(p, n) for p, n in arities.items()}
     static_preds = set(arities) - dynamic
-    family = _families(sig) if sig is not None else {}
+    family = type_families(sig) if sig is not None else {}
     all_types = set(types_of(head, head_arity)) | {t for ts in body_types.values() for t in ts}
     constants = {t: list(sig.constants(t)) for t in all_types} if sig is not None else {}
     return Bias(head, types_of(head, head_arity), body_types, static_preds, family, constants, settings)

@@ -190,11 +190,24 @@ def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
 def frame_clauses(
     bias: Bias, facts: Facts, targets: Targets, max_rows: int, deadline: float = float("inf")
 ) -> list[Clause]:
-    """Frame clauses for the head of ``bias`` (see the module docstring); [] when there is no base.
+    """Every clause of the frame step, one-clause prefixes then the cover (:func:`frame_step`)."""
+    single, several = frame_step(bias, facts, targets, max_rows, deadline)
+    return single + several
 
+
+def frame_step(
+    bias: Bias, facts: Facts, targets: Targets, max_rows: int, deadline: float = float("inf")
+) -> tuple[list[Clause], list[Clause]]:
+    """Frame clauses for the head of ``bias`` (see the module docstring): the one-clause set cover
+    and its prefixes, and the sequential cover's clauses; ([], []) when there is no base.
+
+    The learner uses them differently (``IlaspLearner._fit``): the cover's clauses fit the sample
+    closely, and as seeds' context they steered the loop away from rules it otherwise finds.
     Past ``deadline`` no more candidate literals are tested (what was chosen so far is returned).
     """
     out: list[Clause] = []
+    several: list[Clause] = []
+    started = time.monotonic()
     k = len(bias.head_types)
     head = tuple(range(k))
     for base in bases(bias):
@@ -228,15 +241,19 @@ def frame_clauses(
         rows = _Rows(hits, table.n)
         del hits
 
+        def clause_of(body: list[int], base: str = base, lits: list[Literal] = lits) -> Clause:
+            return Clause(
+                bias.head_pred, head, (Literal(base, head), *(lits[i] for i in body)), bias.head_types
+            )
+
         chosen = _greedy(rows, is_pos, bias.settings.max_body - 1)
-        bodies = [chosen[:i] for i in range(1, len(chosen) + 1)]
+        out += [clause_of(chosen[:i]) for i in range(1, len(chosen) + 1)]
         if bias.settings.frame_cover:
-            bodies += _sequential_cover(rows, is_pos, 2 * bias.settings.max_body - 2, deadline)
-        out.extend(
-            Clause(bias.head_pred, head, (Literal(base, head), *(lits[i] for i in body)), bias.head_types)
-            for body in bodies
-        )
-    return out
+            # the cover is cheap next to testing the literals, which may have used the whole deadline
+            until = max(deadline, time.monotonic() + (deadline - started) / 4)
+            bodies = _sequential_cover(rows, is_pos, 2 * bias.settings.max_body - 2, until)
+            several += [clause_of(body) for body in bodies]
+    return out, several
 
 
 class _Rows:

@@ -36,7 +36,10 @@ Beyond the published ILASP*:
 * a train-perfect program is learned once more from train and validate pooled, and replaced if
   that is complete too (`IlaspLearner._refit`, ``Settings.refit``);
 * ``Settings.complement`` learns a 0-ary target's complement, when the direct program is not exact, as an invented
-  ``inv_`` predicate. docs/ilp.md lists the language, the switches and their measured effect.
+  ``inv_`` predicate;
+* ``Settings.concepts``: ``goal`` and ``terminal`` learn over a library of closures (recursion)
+  and counts defined from the signature (:mod:`learners.ilp.concepts`); a program that uses one
+  carries its definition. docs/ilp.md lists the language, the switches and their measured effect.
 
 Budget: the loop stops at ``LOOP_SHARE`` of the budget, one seed's search gets at most
 ``SEARCH_SHARE`` of what is left, and the fallback cover and selection use the rest.
@@ -54,6 +57,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from learners.base import Budget, Report, ignore_report, register
+from learners.ilp import concepts
 from learners.ilp.bias import Clause, Literal, Settings, bias_for
 from learners.ilp.coverage import (
     Facts,
@@ -65,7 +69,7 @@ from learners.ilp.coverage import (
     targets_for,
 )
 from learners.ilp.evaluate import RuleModel
-from learners.ilp.frame import frame_clauses
+from learners.ilp.frame import frame_step
 from learners.ilp.search import Bottom, Search, SearchResult
 from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover, greedy_cover
 from learners.metrics import balanced_accuracy, evaluate
@@ -208,10 +212,15 @@ class IlaspLearner:
     _clauses: dict[str, Clause] = field(default_factory=dict, repr=False)  # rule text -> clause (last fit)
     _invert: bool = field(default=False, repr=False)  # learning the complement (see fit)
     _head: str = field(default="", repr=False)
+    _concepts: list[concepts.Concept] = field(default_factory=list, repr=False)  # the library (fit)
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
-        """Learn the target from train (validate chooses), then once more from both (`_refit`)."""
+        """Learn the target from train (validate chooses), then once more from both (`_refit`);
+        ``goal`` and ``terminal`` over the concept library too (:mod:`learners.ilp.concepts`)."""
         started = time.monotonic()
+        self._concepts = []
+        if self.settings.concepts:
+            task, self._concepts = concepts.extend(task)
         model = self._learn(task, budget, report)
         return self._refit(task, budget, model, time.monotonic() - started, report)
 
@@ -393,10 +402,18 @@ class IlaspLearner:
 
         t = time.monotonic()
         deadline = time.monotonic() + max(loop_left(), 0.0) * FRAME_SHARE
-        framed = add(
-            always_facts(task, bias, targets, facts.n)
-            + (frame_clauses(bias, facts, targets, max_rows, deadline) if self.settings.frame else [])
+        single, several = (
+            frame_step(bias, facts, targets, max_rows, deadline) if self.settings.frame else ([], [])
         )
+        framed = add(always_facts(task, bias, targets, facts.n) + single)
+        verified = [pool.verify(c, facts, targets, max_rows) for c in several]
+        late = [r for r in verified if r is not None and len(r.neg) == 0]
+        for partial in verified:
+            if partial is not None and len(partial.neg):
+                pool.add_partial(partial)
+        if len(_union([r.pos for r in pool.consistent + late])) == n_pos:
+            framed += [r for r in late if pool.add_consistent(r)]  # the cover completes the target now
+            late = []
         prof.verify += time.monotonic() - t
         if framed:
             t = time.monotonic()
@@ -470,6 +487,8 @@ class IlaspLearner:
             seed = int(uncovered[rng.integers(len(uncovered))])
         if self.settings.combine:
             t = time.monotonic()
+            for rule in late:  # the frame step's cover, kept out of the seeds' way until now
+                pool.add_consistent(rule)
             hypothesis = combine(optimise=True)
             prof.solve += time.monotonic() - t
         prof.status = status
@@ -504,6 +523,9 @@ class IlaspLearner:
         text = "\n".join(r.text for r in rules)
         if self._invert:
             text = "\n".join([*(r.text for r in rules), f"{self._head} :- not {INVERTED}{self._head}."])
+        defined = concepts.definitions(text, self._concepts)
+        if defined:  # a program that uses a concept carries its definition
+            text += "\n" + defined
         return LearnedProgram(
             text, status=status, iterations=iterations, train_ba=_balanced(tp, fp, n_pos, n_neg)
         )
@@ -608,12 +630,12 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|combine|absence|complement|refit))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|combine|absence|complement|refit))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
-    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _nocomplement switch a default feature off "
+    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _nocomplement switch a default feature off "
     "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
     example="ilasp",
     symbolic=True,

@@ -79,3 +79,14 @@ def test_best_partial_cover_maximises_balanced_accuracy():
     ]
     chosen = best_partial_cover(rules, n_pos=4, n_neg=20, seconds=5)
     assert [rules[i].text for i in chosen] == ["good"]
+
+
+def test_partial_cover_is_anytime_when_the_solver_has_no_time():
+    """A solver stopped before its first model must not turn a 0.9 cover into the empty program."""
+    from learners.ilp.solve import greedy_partial_cover
+
+    rules = [_rule(f"r{i}", 3, list(range(10 * i, 10 * i + 9)), [1000 + i]) for i in range(40)]
+    assert greedy_partial_cover(rules, n_pos=400, n_neg=10_000) == list(range(40))
+    assert len(best_partial_cover(rules, n_pos=400, n_neg=10_000, seconds=0.0)) == 40
+    rules.append(_rule("bad", 2, [1], list(range(2000, 9000))))
+    assert 40 not in best_partial_cover(rules, n_pos=400, n_neg=10_000, seconds=0.0)

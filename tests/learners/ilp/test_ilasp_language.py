@@ -6,6 +6,14 @@
 * ``hop``: a piece moves to an adjacent empty cell; ``legal_move`` needs a frame clause over a
   static base (``input_move``: every move there is) with a literal that names a constant
   (``true_cell(Pos2, e)``: the target is empty).
+* ``capture``: a piece steps to an adjacent empty cell, *or* jumps two cells onto an opponent's
+  piece. ``legal_move`` needs two clauses over ``input_move``, the second with six literals after
+  the base (``not adj(Pos1,Pos2)``: a positive or negated static over head variables): the frame
+  step's sequential cover finds both at once.
+* ``maze``: the game ends when a path of open edges leads from ``a`` to ``f``: the closure
+  ``true_edge_plus(a, f)`` from the concept library (a recursive definition).
+* ``coins``: the game ends when at least four of six coins show heads: the count
+  ``count_true_coin_2(heads, 4)`` from the concept library.
 * ``race``: the game ends when red reaches column 6, in any row; the test has a row no
   training positive has, so only ``true_at(red, 6, Row)`` (a fluent with one argument open)
   is exact, not one ground rule per row.
@@ -70,24 +78,88 @@ e :: piece.
 """
 
 
-def _hop(seed: int, n: int) -> DatFile:
-    """legal_move(R, P, Q) iff R has control, R's piece is on P and Q (adjacent) is empty."""
+def _moves(seed: int, n: int, reach: int, legal, statics: list[str]) -> DatFile:
+    """Boards of six cells (x, o or empty), one side to move, moves of up to ``reach`` cells;
+    ``legal(board, turn, r, p, q)`` says which moves are legal."""
     rng = np.random.default_rng(seed)
     cells = range(1, 7)
-    moves = [(r, p, q) for r in ("x", "o") for p in cells for q in cells if abs(p - q) == 1]
+    moves = [(r, p, q) for r in ("x", "o") for p in cells for q in cells if 1 <= abs(p - q) <= reach]
     examples = []
     for _ in range(n):
         board = {p: str(rng.choice(["x", "o", "e"])) for p in cells}
         turn = str(rng.choice(["x", "o"]))
         background = [f"true_cell({p}, {m})" for p, m in board.items()] + [f"true_control({turn})"]
-        positives = [
-            f"legal_move({r}, {p}, {q})"
-            for r, p, q in moves
-            if r == turn and board[p] == r and board[q] == "e"
-        ]
+        positives = [f"legal_move({r}, {p}, {q})" for r, p, q in moves if legal(board, turn, r, p, q)]
         examples.append((background, positives))
-    statics = [f"input_move({r}, {p}, {q})" for r, p, q in moves]
+    statics = [f"input_move({r}, {p}, {q})" for r, p, q in moves] + statics
     return DatFile([f"legal_move({r}, {p}, {q})" for r, p, q in moves], statics, examples)
+
+
+def _hop(seed: int, n: int) -> DatFile:
+    """legal_move(R, P, Q) iff R has control, R's piece is on P and Q (adjacent) is empty."""
+    return _moves(
+        seed, n, 1, lambda board, turn, r, p, q: r == turn and board[p] == r and board[q] == "e", []
+    )
+
+
+CAPTURE_TYP = HOP_TYP + "adj :: pos -> pos -> bool.\n"
+
+
+def _capture(seed: int, n: int) -> DatFile:
+    """legal_move(R, P, Q) iff R has control, R's piece is on P, and either Q is adjacent and empty
+    or Q is two cells away and holds the opponent's piece."""
+
+    def legal(board, turn, r, p, q):
+        step = abs(p - q) == 1 and board[q] == "e"
+        jump = abs(p - q) == 2 and board[q] not in ("e", r)
+        return r == turn and board[p] == r and (step or jump)
+
+    adjacent = [f"adj({p}, {q})" for p in range(1, 7) for q in range(1, 7) if abs(p - q) == 1]
+    return _moves(seed, n, 2, legal, adjacent)
+
+
+MAZE_TYP = """
+true :: prop -> bool.
+terminal :: bool.
+edge :: node -> node -> prop.
+a, b, c, d, e, f :: node.
+"""
+COINS_TYP = """
+true :: prop -> bool.
+terminal :: bool.
+coin :: pos -> side -> prop.
+1, 2, 3, 4, 5, 6 :: pos.
+heads, tails :: side.
+"""
+
+
+def _maze(seed: int, n: int) -> DatFile:
+    """terminal iff f is reachable from a over the example's directed edges."""
+    rng = np.random.default_rng(seed)
+    nodes = "abcdef"
+    examples = []
+    for _ in range(n):
+        edges = [(x, y) for x in nodes for y in nodes if x != y and rng.random() < 0.12]
+        reach, todo = {"a"}, ["a"]
+        while todo:
+            x = todo.pop()
+            for u, v in edges:
+                if u == x and v not in reach:
+                    reach.add(v)
+                    todo.append(v)
+        examples.append(([f"true_edge({x}, {y})" for x, y in edges], ["terminal"] if "f" in reach else []))
+    return DatFile(["terminal"], [], examples)
+
+
+def _coins(seed: int, n: int) -> DatFile:
+    """terminal iff at least four of the six coins show heads."""
+    rng = np.random.default_rng(seed)
+    examples = []
+    for _ in range(n):
+        sides = [str(rng.choice(["heads", "tails"])) for _ in range(6)]
+        background = [f"true_coin({i + 1}, {s})" for i, s in enumerate(sides)]
+        examples.append((background, ["terminal"] if sides.count("heads") >= 4 else []))
+    return DatFile(["terminal"], [], examples)
 
 
 RACE_TYP = """
@@ -147,7 +219,8 @@ def _board(kind: str, seed: int, n: int) -> DatFile:
 
 
 def _task(game: str, target: str, make) -> object:
-    typ = {"slide": SLIDE_TYP, "hop": HOP_TYP, "race": RACE_TYP}.get(game, BOARD_TYP)
+    typs = {"slide": SLIDE_TYP, "hop": HOP_TYP, "capture": CAPTURE_TYP, "race": RACE_TYP, "maze": MAZE_TYP}
+    typ = (typs | {"coins": COINS_TYP}).get(game, BOARD_TYP)
     dats = {"train": make(1, 300), "validate": make(2, 100), "test": make(3, 200)}
     return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ"))
 
@@ -214,6 +287,38 @@ def test_frame_clause_over_a_static_base_names_a_constant():
     assert _test_ba(model, task) == 1.0, model.rules()
 
 
+def test_sequential_cover_learns_a_two_clause_move_rule():
+    """A step onto an empty cell or a jump onto the opponent: no single clause is exact, and the
+    jump clause is longer than the beam's body limit; the frame step's cover finds both."""
+    task = _task("capture", "legal", _capture).for_predicate("legal_move")
+    model = make_learner("ilasp").fit(task, Budget(20))
+    assert _test_ba(model, task) == 1.0, model.rules()
+    assert len(model.rules().strip().splitlines()) == 2, model.rules()
+    assert "not adj(Pos1,Pos2)" in model.rules(), model.rules()
+    without = make_learner("ilasp_noframecover").fit(task, Budget(5))
+    assert _test_ba(without, task) < 1.0, without.rules()
+
+
+def test_equality_literal_is_written_and_evaluated():
+    """``X = Y`` (a negated ``!=``) keeps the rows where two variables agree, in the table
+    evaluator and in clingo text alike."""
+    from learners.ilp.bias import NEQ, Clause, Literal
+    from learners.ilp.coverage import evaluate_clause
+
+    task = hop_task()
+    train = task.split("train")
+    facts = facts_for(task, train)
+    targets = targets_for(task, train, facts.constants)
+    types = ("role", "pos", "pos")
+    same = Clause(
+        "legal_move", (0, 1, 2), (Literal("input_move", (0, 1, 2)), Literal(NEQ, (1, 2), True)), types
+    )
+    differ = Clause("legal_move", (0, 1, 2), (Literal("input_move", (0, 1, 2)), Literal(NEQ, (1, 2))), types)
+    assert same.text() == "legal_move(Role1,Pos1,Pos2) :- input_move(Role1,Pos1,Pos2), Pos1 = Pos2."
+    assert len(evaluate_clause(same, facts, targets, 10**6)) == 0  # no move stays in place
+    assert len(evaluate_clause(differ, facts, targets, 10**6)) == len(targets.table.cols["atom"]) * facts.n
+
+
 @pytest.mark.parametrize("name", ["ilasp", "ilasp_nocombine"])
 def test_frame_task_learned_exactly(name):
     task = slide_task()
@@ -232,19 +337,41 @@ def test_a_fluent_with_one_argument_open_generalises_to_an_unseen_row():
 
 def test_absence_literal_learns_full_board():
     task = board_task("full")
-    model = IlaspLearner(Settings(complement=False)).fit(task, Budget(20))
+    model = IlaspLearner(Settings(complement=False, concepts=False)).fit(task, Budget(20))
     assert _test_ba(model, task) == 1.0, model.rules()
     assert "not true_cell(_,_,b)" in model.rules().replace(" ", "") or "not true_cell(_,b)" in model.rules()
-    without = IlaspLearner(Settings(complement=False, absence=False)).fit(task, Budget(3))
+    without = IlaspLearner(Settings(complement=False, absence=False, concepts=False)).fit(task, Budget(3))
     assert _test_ba(without, task) < 1.0, without.rules()
 
 
 def test_complement_learns_all_lights_on():
     task = board_task("allon")
-    model = IlaspLearner(Settings(complement=True)).fit(task, Budget(8))
+    model = IlaspLearner(Settings(complement=True, concepts=False)).fit(task, Budget(8))
     assert _test_ba(model, task) == 1.0, model.rules()
     assert "terminal :- not inv_terminal." in model.rules()
-    without = IlaspLearner(Settings(complement=False)).fit(task, Budget(3))
+    without = IlaspLearner(Settings(complement=False, concepts=False)).fit(task, Budget(3))
+    assert _test_ba(without, task) < 1.0, without.rules()
+
+
+@pytest.mark.parametrize(
+    ("game", "make", "rule"),
+    [
+        ("maze", _maze, "terminal :- true_edge_plus(a,f)."),
+        ("coins", _coins, "terminal :- count_true_coin_2(heads,4)."),
+    ],
+)
+def test_concept_library_learns_reachability_and_a_count(game, make, rule):
+    """A recursive concept and a count, each one literal over the library; the program carries the
+    definition, so it predicts from the plain backgrounds (no library atoms in the test split)."""
+    task = _task(game, "terminal", make).for_predicate("terminal")
+    model = make_learner("ilasp").fit(task.learning_view(), Budget(20))
+    assert model.rules().splitlines()[0] == rule, model.rules()
+    assert (
+        "#count" in model.rules()
+        or "true_edge_plus(X,Z) :- true_edge(X,Y), true_edge_plus(Y,Z)." in model.rules()
+    )
+    assert _test_ba(model, task) == 1.0, model.rules()
+    without = make_learner("ilasp_noconcepts").fit(task.learning_view(), Budget(5))
     assert _test_ba(without, task) < 1.0, without.rules()
 
 
@@ -256,6 +383,8 @@ def test_feature_switches_in_the_name():
     assert (s.refit, s.frame_constants) == (True, True)
     s = make_learner("ilasp_norefit_noframeconst_nocomplement").settings
     assert (s.refit, s.frame_constants, s.frame, s.complement) == (False, False, True, False)
+    s = make_learner("ilasp_noframecover_noframeequal").settings
+    assert (s.frame_cover, s.frame_equal, s.frame, s.frame_constants) == (False, False, True, True)
 
 
 def test_memory_bound_drops_tables_without_changing_the_search():

@@ -1,0 +1,220 @@
+"""A library of generic concepts, defined from the type signature alone: closures and counts.
+
+``terminal`` and ``goal`` often name a concept that no short clause over the fluents expresses:
+"a path of my stones joins the two edges" (recursion), "at least three of my marks", "the board
+holds no blank" (a count). Rather than search recursive or aggregate rules, the learner is given
+a fixed library of such concepts as extra background predicates, defined by the task's
+signature and nothing else, and learns ordinary rules over them:
+
+* **closure** ``p_plus(X, Z)`` of every binary relation ``p`` whose two arguments are of one type
+  family: ``p_plus(X, Y) :- p(X, Y). p_plus(X, Z) :- p(X, Y), p_plus(Y, Z).`` Over a static
+  successor relation it is the order ``X < Z`` (``succ_plus``); over a fluent it is reachability
+  in that state (``true_edge_plus(a, f)``: a path from a to f).
+* **count** ``count_p(K)``: at least ``K`` atoms of fluent ``p`` hold, and ``count_p_j(V, K)``: at
+  least ``K`` atoms of ``p`` have ``V`` as argument ``j`` (a type of at most ``GROUP_CONSTANTS``
+  constants), for ``K`` in ``1..MAX_COUNT``. A count of zero is the absence literal already in the
+  language (``not count_p_j(V, 1)``).
+
+The task is extended with the concepts' atoms (computed here, vectorised, the same as clingo
+derives from the definitions), the signature with their types (``count`` for ``K``), so bias,
+search, frame step and coverage treat them as any other predicate. A learned program that uses
+one carries its definition (:func:`definitions`), so it predicts from the plain backgrounds
+through the one evaluation path. Only for ``goal`` and ``terminal`` tasks: ``next`` and ``legal``
+are about moves, and the extra atoms would only grow their bottom clauses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from learners.ilp.bias import type_families
+from tasks.signature import Declaration, Signature
+from tasks.task import Split, Task, Vocabulary, format_atom, parse_atom
+
+CONCEPT_TARGETS = ("goal", "terminal")
+MAX_COUNT = 10
+GROUP_CONSTANTS = 10
+COUNT_TYPE = "count"
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A defined predicate: its name, argument types and clingo definition."""
+
+    name: str
+    types: tuple[str, ...]
+    definition: str
+
+
+def extend(task: Task) -> tuple[Task, list[Concept]]:
+    """``task`` with the library's atoms added to its backgrounds, statics and signature."""
+    sig = task.signature
+    if sig is None or task.target not in CONCEPT_TARGETS:
+        return task, []
+    declared = sig.all_flat_predicates()
+    static_ids = {int(i) for i in task.statics}
+    atoms: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    dynamic: set[str] = set()
+    for i in task.seen_background_ids():
+        name, args = parse_atom(task.background_atoms.names[i])
+        atoms.setdefault(name, []).append((int(i), args))
+        if int(i) not in static_ids:
+            dynamic.add(name)
+    family = type_families(sig)
+    vocab = Vocabulary.of(task.background_atoms.names)
+    concepts: list[Concept] = []
+    static_new: list[int] = []
+    columns: dict[str, list[tuple[int, np.ndarray]]] = {name: [] for name in task.splits}
+    for pred in sorted(atoms):
+        types = declared.get(pred)
+        if types is None:
+            continue
+        if len(types) == 2 and family.get(types[0], types[0]) == family.get(types[1], types[1]):
+            concept = Concept(f"{pred}_plus", types, _closure_rules(pred))
+            edges = atoms[pred]
+            if pred in dynamic:
+                for split_name, split in task.splits.items():
+                    columns[split_name] += _closures(split, edges, concept.name, vocab)
+            else:
+                pairs = _transitive({args for _, args in edges})
+                static_new += [vocab.add(format_atom(concept.name, p)) for p in sorted(pairs)]
+            concepts.append(concept)
+        if pred in dynamic and types:
+            groups = [None] + [
+                j
+                for j, t in enumerate(types)
+                if len(types) > 1 and 0 < len(sig.constants(t)) <= GROUP_CONSTANTS
+            ]
+            for j in groups:
+                name = f"count_{pred}" if j is None else f"count_{pred}_{j + 1}"
+                ctypes = (COUNT_TYPE,) if j is None else (types[j], COUNT_TYPE)
+                concepts.append(Concept(name, ctypes, _count_rules(name, pred, len(types), j)))
+                for split_name, split in task.splits.items():
+                    columns[split_name] += _counts(split, atoms[pred], j, name, vocab)
+    if not concepts:
+        return task, []
+    n = len(vocab)
+    splits = {}
+    for name, split in task.splits.items():
+        extra = _matrix(columns[name], split.n_examples, n)
+        old = split.background
+        wide = sp.csr_matrix((old.data, old.indices, old.indptr), shape=(old.shape[0], n))
+        splits[name] = Split(
+            split.name, (wide + extra).astype(bool).tocsr(), split.positives, split.candidates
+        )
+    statics = np.union1d(np.asarray(task.statics, dtype=np.int64), np.asarray(static_new, dtype=np.int64))
+    signature = Signature(
+        sig.declarations
+        + [Declaration(c.name, c.types, "bool", 0) for c in concepts]
+        + [Declaration(str(k), (), COUNT_TYPE, 0) for k in range(1, MAX_COUNT + 1)],
+        sig.subtypes,
+        sig.source,
+    )
+    out = Task(
+        task.game,
+        task.target,
+        vocab,
+        task.target_atoms,
+        statics,
+        splits,
+        signature,
+        task.source,
+        task.missing,
+    )
+    return out, concepts
+
+
+def _value_argument(sig: Signature, types: tuple[str, ...], j: int) -> bool:
+    """Whether counts are grouped by argument ``j``: a type of at most ``GROUP_CONSTANTS``
+    constants that no other argument has (the mark of ``cell(X, Y, M)``, not a coordinate)."""
+    t = types[j]
+    return len(types) > 1 and types.count(t) == 1 and 0 < len(sig.constants(t)) <= GROUP_CONSTANTS
+
+
+def definitions(rules: str, concepts: list[Concept]) -> str:
+    """The definitions of the concepts ``rules`` use (a concept's own body uses no other)."""
+    used = [c for c in concepts if re.search(rf"\b{re.escape(c.name)}\(", rules)]
+    return "".join(c.definition for c in used)
+
+
+def _closure_rules(pred: str) -> str:
+    n = f"{pred}_plus"
+    return f"{n}(X,Y) :- {pred}(X,Y).\n{n}(X,Z) :- {pred}(X,Y), {n}(Y,Z).\n"
+
+
+def _count_rules(name: str, pred: str, arity: int, j: int | None) -> str:
+    xs = [f"X{i + 1}" for i in range(arity)]
+    if j is None:
+        return f"{name}(K) :- K = 1..{MAX_COUNT}, #count{{ {','.join(xs)} : {pred}({','.join(xs)}) }} >= K.\n"
+    xs[j] = "V"
+    others = [x for i, x in enumerate(xs) if i != j]
+    anon = ["V" if i == j else "_" for i in range(arity)]
+    return (
+        f"{name}(V,K) :- {pred}({','.join(anon)}), K = 1..{MAX_COUNT}, "
+        f"#count{{ {','.join(others)} : {pred}({','.join(xs)}) }} >= K.\n"
+    )
+
+
+def _counts(
+    split: Split, atoms: list[tuple[int, tuple[str, ...]]], j: int | None, name: str, vocab: Vocabulary
+):
+    """Columns ``name(V, K)`` (or ``name(K)``): at least K of the atoms (with V at ``j``) hold."""
+    ids = np.array([i for i, _ in atoms], dtype=np.int64)
+    keys = [() if j is None else (args[j],) for _, args in atoms]
+    values = sorted(set(keys))
+    group = np.array([values.index(k) for k in keys], dtype=np.int64)
+    onehot = sp.csr_matrix((np.ones(len(ids)), (np.arange(len(ids)), group)), shape=(len(ids), len(values)))
+    counts = np.asarray((split.background[:, ids].astype(np.int64) @ onehot).todense())
+    out = []
+    for g, value in enumerate(values):
+        for k in range(1, min(int(counts[:, g].max(initial=0)), MAX_COUNT) + 1):
+            col = counts[:, g] >= k
+            if not col.all():  # true in every example: says nothing (``count_true_control(1)``)
+                out.append((vocab.add(format_atom(name, (*value, str(k)))), col))
+    return out
+
+
+def _closures(split: Split, edges: list[tuple[int, tuple[str, ...]]], name: str, vocab: Vocabulary):
+    """Columns ``name(X, Z)``: Z is reachable from X over the example's ``edges`` atoms."""
+    nodes = sorted({a for _, args in edges for a in args})
+    at = {v: i for i, v in enumerate(nodes)}
+    ids = np.array([i for i, _ in edges], dtype=np.int64)
+    ends = np.array([(at[a], at[b]) for _, (a, b) in edges], dtype=np.int64)
+    holds = split.background[:, ids].toarray().astype(bool)
+    found: dict[tuple[int, int], np.ndarray] = {}
+    for ex in np.flatnonzero(holds.any(axis=1)):
+        reach = np.zeros((len(nodes), len(nodes)), dtype=bool)
+        live = ends[holds[ex]]
+        reach[live[:, 0], live[:, 1]] = True
+        while True:
+            grown = reach | ((reach.astype(np.int64) @ reach.astype(np.int64)) > 0)
+            if (grown == reach).all():
+                break
+            reach = grown
+        for a, b in zip(*np.nonzero(reach), strict=True):
+            found.setdefault((int(a), int(b)), np.zeros(split.n_examples, dtype=bool))[ex] = True
+    return [
+        (vocab.add(format_atom(name, (nodes[a], nodes[b]))), col) for (a, b), col in sorted(found.items())
+    ]
+
+
+def _transitive(pairs: set[tuple[str, ...]]) -> set[tuple[str, str]]:
+    closure = {(a, b) for a, b in pairs}
+    while True:
+        step = {(a, d) for a, b in closure for c, d in closure if b == c} - closure
+        if not step:
+            return closure
+        closure |= step
+
+
+def _matrix(columns: list[tuple[int, np.ndarray]], n_rows: int, n_cols: int) -> sp.csr_matrix:
+    if not columns:
+        return sp.csr_matrix((n_rows, n_cols), dtype=bool)
+    rows = [np.flatnonzero(col) for _, col in columns]
+    cols = [np.full(len(r), c, dtype=np.int64) for (c, _), r in zip(columns, rows, strict=True)]
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    return sp.csr_matrix((np.ones(len(r), dtype=bool), (r, c)), shape=(n_rows, n_cols))
