@@ -364,8 +364,10 @@ def test_concept_library_learns_reachability_and_a_count(game, make, rule):
     """A recursive concept and a count, each one literal over the library; the program carries the
     definition, so it predicts from the plain backgrounds (no library atoms in the test split)."""
     task = _task(game, "terminal", make).for_predicate("terminal")
-    model = make_learner("ilasp").fit(task.learning_view(), Budget(20))
+    learner = make_learner("ilasp")
+    model = learner.fit(task.learning_view(), Budget(20))
     assert model.rules().splitlines()[0] == rule, model.rules()
+    assert "(concepts)" in learner.profile.status  # the plain search was not exact, the library's was
     assert (
         "#count" in model.rules()
         or "true_edge_plus(X,Z) :- true_edge(X,Y), true_edge_plus(Y,Z)." in model.rules()
@@ -373,6 +375,15 @@ def test_concept_library_learns_reachability_and_a_count(game, make, rule):
     assert _test_ba(model, task) == 1.0, model.rules()
     without = make_learner("ilasp_noconcepts").fit(task.learning_view(), Budget(5))
     assert _test_ba(without, task) < 1.0, without.rules()
+
+
+def test_concept_library_is_searched_only_when_the_plain_program_is_not_exact():
+    """Counts fit a few positives by coincidence, so the library is a second try, not the default."""
+    task = board_task("full")
+    learner = IlaspLearner(Settings(complement=False))
+    model = learner.fit(task, Budget(20))
+    assert _test_ba(model, task) == 1.0, model.rules()
+    assert "count_" not in model.rules() and "concepts" not in learner.profile.status, learner.profile.status
 
 
 def test_feature_switches_in_the_name():
