@@ -453,15 +453,22 @@ def _bare(node: Node) -> Node:
 
 
 def _canonical(clause: Clause, theta: tuple[str, ...]) -> tuple:
-    """A clause up to body order and variable numbering: variables named by their seed constant.
+    """A clause up to body order and variable numbering: head variables named by their position,
+    body variables by their seed constant.
 
-    Variables stand for seed constants (one variable per constant and type family), so this
+    A body literal introduces one variable per seed constant (and type family), so this
     identifies ``does(A, X), succ(N, M)`` with ``succ(N, M), does(A, X)`` whatever order
-    introduced the variables - duplicates would otherwise crowd the beam.
+    introduced the variables - duplicates would otherwise crowd the beam. Head variables are
+    one per argument: ``next_cell(3, 1, 1, 2, 7)`` has two variables for ``1``, and naming them
+    by the constant would make ``does_mark(R, A, B, C, D, M)`` one clause with
+    ``does_mark(R, A, B, B, D, M)``, so only the first (the wrong one) was ever tested.
     """
+    head_var = {a: j for j, a in reversed(list(enumerate(clause.head_args))) if isinstance(a, int)}
 
     def term(a):
-        return ("v", theta[a]) if isinstance(a, int) else a
+        if not isinstance(a, int):
+            return a
+        return ("h", head_var[a]) if a in head_var else ("v", theta[a])
 
     head = tuple(term(a) for a in clause.head_args)
     return head, frozenset((lit.pred, lit.negated, tuple(term(a) for a in lit.args)) for lit in clause.body)

@@ -182,6 +182,36 @@ def _race(seed: int, n: int, rows: str) -> DatFile:
     return DatFile(["terminal"], [], examples)
 
 
+MARK_TYP = """
+true, next :: prop -> bool.
+does :: agent -> action -> bool.
+cell :: pos -> pos -> pos -> mark -> prop.
+mark :: pos -> pos -> pos -> mark -> action.
+a :: agent.
+1, 2 :: pos.
+x, o :: mark.
+"""
+
+
+def _mark(seed: int, n: int) -> DatFile:
+    """A cube of 2x2x2 cells; the move's cell holds the move's mark next (and nothing else does).
+    Three coordinates over two values: every seed repeats a value in its head."""
+    rng = np.random.default_rng(seed)
+    cells = list(itertools.product("12", repeat=3))
+    examples = []
+    for _ in range(n):
+        x, y, z = cells[int(rng.integers(len(cells)))]
+        m = str(rng.choice(["x", "o"]))
+        board = [
+            f"true_cell({p}, {q}, {r}, {str(rng.choice(['x', 'o']))})"
+            for p, q, r in cells
+            if rng.random() < 0.3
+        ]
+        examples.append(([*board, f"does_mark(a, {x}, {y}, {z}, {m})"], [f"next_cell({x}, {y}, {z}, {m})"]))
+    atoms = [f"next_cell({p}, {q}, {r}, {m})" for p, q, r in cells for m in ("x", "o")]
+    return DatFile(atoms, [], examples)
+
+
 def _slide(seed: int, n: int) -> DatFile:
     rng = np.random.default_rng(seed)
     cells = ["1", "2", "3", "4", "5"]
@@ -219,7 +249,14 @@ def _board(kind: str, seed: int, n: int) -> DatFile:
 
 
 def _task(game: str, target: str, make) -> object:
-    typs = {"slide": SLIDE_TYP, "hop": HOP_TYP, "capture": CAPTURE_TYP, "race": RACE_TYP, "maze": MAZE_TYP}
+    typs = {
+        "slide": SLIDE_TYP,
+        "mark": MARK_TYP,
+        "hop": HOP_TYP,
+        "capture": CAPTURE_TYP,
+        "race": RACE_TYP,
+        "maze": MAZE_TYP,
+    }
     typ = (typs | {"coins": COINS_TYP}).get(game, BOARD_TYP)
     dats = {"train": make(1, 300), "validate": make(2, 100), "test": make(3, 200)}
     return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ"))
@@ -375,6 +412,19 @@ def test_concept_library_learns_reachability_and_a_count(game, make, rule):
     assert _test_ba(model, task) == 1.0, model.rules()
     without = make_learner("ilasp_noconcepts").fit(task.learning_view(), Budget(5))
     assert _test_ba(without, task) < 1.0, without.rules()
+
+
+def test_head_variables_that_share_a_seed_value_stay_distinct():
+    """``next_cell(1, 2, 1, x)``: the move's literal must be tried with the head's two variables
+    for ``1`` kept apart, else no seed (three coordinates over two values) yields the rule."""
+    task = _task("mark", "next", _mark).for_predicate("next_cell")
+    model = IlaspLearner(Settings(frame=False)).fit(task, Budget(20))
+    assert model.rules().replace(" ", "") in (
+        "next_cell(Pos1,Pos2,Pos3,Mark1):-does_mark(_,Pos1,Pos2,Pos3,Mark1).",
+        "next_cell(Pos1,Pos2,Pos3,Mark1):-does_mark(a,Pos1,Pos2,Pos3,Mark1).",
+        "next_cell(Pos1,Pos2,Pos3,Mark1):-does_mark(Agent1,Pos1,Pos2,Pos3,Mark1).",
+    ), model.rules()
+    assert _test_ba(model, task) == 1.0
 
 
 def test_concept_library_is_searched_only_when_the_plain_program_is_not_exact():
