@@ -41,16 +41,27 @@ import numpy as np
 
 from learners.ilp.bias import NEQ, Bias, Clause, Literal
 from learners.ilp.coverage import Facts, Targets, TooLarge, _literal_table, _with_examples, body_table
-from learners.ilp.relations import Table, pack
+from learners.ilp.relations import Table, join, pack
 
 MAX_CANDIDATES = 8000
+"""Candidate literals tested per base at least (each is one semi-join over the base's rows)."""
+LITERAL_BITS = 2**30
+"""Past ``MAX_CANDIDATES``, literals are made while their removed-row bits fit in this many bits
+(128 MiB): a base of 32,000 rows takes 33,000 literals. A fixed cap cut every kind of literal
+alike, and a seven-argument move with hundreds of thousands of static literals crowded out the
+few hundred over fluents: alquerque's ``true_cell(X3, Y3, blank)`` (the landing square is
+empty) was literal 11,318 of 8,000."""
 FRAME_CONSTANTS = 10
+"""A literal may name one constant of a type with at most this many (``true_cell(X, Y, b)``)."""
 SAMPLE = 200
 """Literals are chosen on the rows of at most this many training examples (the learner then
 verifies each clause on all of them): a static base such as ``input_move`` has a row per move
 and example, and each candidate is a semi-join over those rows."""
-"""A literal may name one constant of a type with at most this many (``true_cell(X, Y, b)``)."""
-"""Candidate negated literals tested per base (each is one semi-join over the base's rows)."""
+SAMPLE_ROWS = 50_000
+MIN_SAMPLE = 40
+"""...and of fewer examples (at least ``MIN_SAMPLE``) where a base has so many rows per example
+that 200 would pass ``SAMPLE_ROWS``: platformjumpers' ``valid_move`` has 1,080 moves a state,
+216,000 rows for 200 examples, and the deadline allowed 6,000 of its literals at 1.8 ms each."""
 
 
 def bases(bias: Bias) -> list[str]:
@@ -64,7 +75,12 @@ def bases(bias: Bias) -> list[str]:
 
 
 def candidates(
-    bias: Bias, base: str, n_vars: int, types: tuple[str, ...], deadline: float = float("inf")
+    bias: Bias,
+    base: str,
+    n_vars: int,
+    types: tuple[str, ...],
+    deadline: float = float("inf"),
+    cap: int = MAX_CANDIDATES,
 ) -> list[Literal]:
     """Literals whose arguments are head variables (each at most once), ``_`` or one constant.
 
@@ -74,7 +90,7 @@ def candidates(
     "the target square is empty") or statics over head variables and no ``_`` (``succ(Y1, Y2)``);
     first the comparisons of head variables (`_comparisons`). A constant is one of a type with at most ``FRAME_CONSTANTS``.
     One stream per predicate, number of arguments that are not ``_`` and rank (`_literals`); the streams take turns
-    (fluents and moves first), so ``MAX_CANDIDATES`` cuts a little of every kind of literal
+    (fluents and moves first), so ``cap`` cuts a little of every kind of literal
     rather than every literal of the kinds that come last. Past ``deadline``, what was made so far.
     """
     preds = sorted(bias.body_types, key=lambda p: (p in bias.static_preds, p))  # fluents and moves first
@@ -85,14 +101,14 @@ def candidates(
         for rank in range(4 if k else 1)
     ]
     out: list[Literal] = _comparisons(bias, types) if bias.settings.frame_equal else []
-    while streams and len(out) < MAX_CANDIDATES and time.monotonic() < deadline:
+    while streams and len(out) < cap and time.monotonic() < deadline:
         for stream in list(streams):
             lit = next(stream, None)
             if lit is None:
                 streams.remove(stream)
             else:
                 out.append(lit)
-    return out[:MAX_CANDIDATES]
+    return out[:cap]
 
 
 def _comparisons(bias: Bias, types: tuple[str, ...]) -> list[Literal]:
@@ -212,8 +228,8 @@ def frame_step(
     head = tuple(range(k))
     for base in bases(bias):
         clause = Clause(bias.head_pred, head, (Literal(base, head),), bias.head_types)
-        try:  # a static base (``input_move``: every move there is) holds in every example
-            table = _with_examples(body_table(clause, facts, max_rows), facts, max_rows)
+        try:
+            table = _base_rows(clause, facts, max_rows)
         except TooLarge:
             continue
         label = _labels(table, k, facts, targets)
@@ -229,7 +245,8 @@ def frame_step(
         out.append(clause)
         if n_neg == 0:
             continue
-        lits = candidates(bias, base, k, bias.head_types, deadline)
+        cap = max(MAX_CANDIDATES, LITERAL_BITS // table.n)
+        lits = candidates(bias, base, k, bias.head_types, deadline, cap)
         hits: list[np.ndarray] = []
         for lit in lits:
             if time.monotonic() > deadline:
@@ -349,13 +366,42 @@ def _pruned(rows: _Rows, is_pos: np.ndarray, chosen: list[int]) -> list[int]:
     return keep
 
 
-def _sample(ex: np.ndarray, n: int) -> np.ndarray:
-    """Indices of the rows whose example is one of at most ``n`` examples drawn with a fixed seed."""
+def _sample(ex: np.ndarray, n: int, max_rows: int = SAMPLE_ROWS, least: int = MIN_SAMPLE) -> np.ndarray:
+    """Indices of the rows whose example is one of at most ``n`` examples drawn with a fixed seed,
+    fewer (the first drawn, at least ``least``) where their rows would pass ``max_rows``."""
     examples = np.unique(ex)
-    if len(examples) <= n:
+    chosen = examples
+    if len(examples) > n:
+        chosen = np.random.default_rng(0).choice(examples, size=n, replace=False)
+    per_example = np.bincount(np.searchsorted(examples, ex), minlength=len(examples))
+    rows = np.cumsum(per_example[np.searchsorted(examples, chosen)])
+    if rows[-1] > max_rows:
+        chosen = chosen[: max(least, int(np.searchsorted(rows, max_rows, side="right")))]
+    elif len(chosen) == len(examples):
         return np.arange(len(ex))
-    chosen = np.random.default_rng(0).choice(examples, size=n, replace=False)
     return np.flatnonzero(np.isin(ex, chosen))
+
+
+def _base_rows(clause: Clause, facts: Facts, max_rows: int) -> Table:
+    """The base's bindings with their examples. A static base (``input_move``: every move there
+    is) holds in every example; where that cross product is too large, it is crossed with some
+    examples only (`_some_examples`)."""
+    table = body_table(clause, facts, max_rows)
+    try:
+        return _with_examples(table, facts, max_rows)
+    except TooLarge:
+        if "ex" in table.cols:
+            raise
+        return join(table, _some_examples(facts.n, table.n), [], max_rows)
+
+
+def _some_examples(n: int, rows_each: int) -> Table:
+    """The examples a static base of ``rows_each`` rows is crossed with when all ``n`` would be too
+    many rows (freeforall's 1,104 moves over thousands of states): as many as ``SAMPLE_ROWS``
+    allows, at least ``MIN_SAMPLE``, drawn with a fixed seed. `_sample` then keeps them all."""
+    size = min(n, SAMPLE, max(MIN_SAMPLE, SAMPLE_ROWS // max(rows_each, 1)))
+    chosen = np.sort(np.random.default_rng(0).choice(n, size=size, replace=False)).astype(np.int64)
+    return Table({"ex": chosen}, size)
 
 
 def _labels(table: Table, k: int, facts: Facts, targets: Targets) -> tuple[np.ndarray, np.ndarray] | None:

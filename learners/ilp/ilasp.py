@@ -240,25 +240,42 @@ class IlaspLearner:
         extended, library = concepts.extend(task) if self.settings.concepts else (task, [])
         if not library:
             return task, self._learn(task, budget, report)
+
+        def over_library(budget: Budget) -> LearnedProgram:
+            self._concepts = library
+            return self._learn(extended, budget, ignore_report)
+
+        model, second = self._on_demand(
+            task, budget, CONCEPT_SHARE, lambda budget: self._learn(task, budget, report), over_library,
+            "concepts", report,
+        )  # fmt: skip
+        if not second:
+            self._concepts = []
+        return (extended if second else task), model
+
+    def _on_demand(
+        self, task: Task, budget: Budget, share: float, first: Callable[[Budget], LearnedProgram],
+        second: Callable[[Budget], LearnedProgram], what: str, report: Report,
+    ) -> tuple[LearnedProgram, bool]:  # fmt: skip
+        """``first`` with ``1 - share`` of the budget; ``second`` only if that program is not
+        complete and exact on validate (and ``MIN_REFIT_SECONDS`` are left), with ``REFIT_SHARE``
+        of what is left, standing only if strictly better on validate (`_second_try`). The
+        complement and the concept library are both learned this way. Returns the program that
+        stands and whether it is the second."""
         remaining = budget.remaining()
         finite = remaining != float("inf")
-        plain = self._learn(task, Budget(remaining * (1 - CONCEPT_SHARE)) if finite else Budget(), report)
+        program = first(Budget(remaining * (1 - share)) if finite else Budget())
         left = budget.remaining()
-        if (plain.status == "complete" and _validate_ba(task, plain) == 1.0) or left < MIN_REFIT_SECONDS:
-            return task, plain
-
-        def over_library() -> LearnedProgram:
-            self._concepts = library
-            return self._learn(extended, Budget(left * REFIT_SHARE) if finite else Budget(), ignore_report)
-
-        plain_ba = _validate_ba(task, plain)
+        if left < MIN_REFIT_SECONDS:
+            return program, False
+        first_ba = _validate_ba(task, program)
+        if program.status == "complete" and first_ba == 1.0:
+            return program, False
         kept = self._second_try(
-            over_library, plain, lambda learned: _validate_ba(task, learned) > plain_ba, "concepts", report
-        )
-        if kept is plain:
-            self._concepts = []
-            return task, plain
-        return extended, kept
+            lambda: second(Budget(left * REFIT_SHARE) if finite else Budget()), program,
+            lambda learned: _validate_ba(task, learned) > first_ba, what, report,
+        )  # fmt: skip
+        return kept, kept is not program
 
     def _refit(
         self, task: Task, budget: Budget, model: LearnedProgram, took: float, report: Report
@@ -326,26 +343,19 @@ class IlaspLearner:
         arity0 = len(task.target_atoms) > 0 and not parse_atom(task.target_atoms.names[0])[1]
         if not (self.settings.complement and arity0):
             return self._fit(task, budget, report)
-        remaining = budget.remaining()
-        finite = remaining != float("inf")
-        direct = self._fit(task, Budget(remaining * (1 - COMPLEMENT_SHARE)) if finite else Budget(), report)
-        if direct.status == "complete" and _validate_ba(task, direct) == 1.0:
-            return direct
-        left = budget.remaining()
-        if left < MIN_REFIT_SECONDS:
-            return direct
 
-        def complement() -> LearnedProgram:
+        def complement(budget: Budget) -> LearnedProgram:
             self._invert = True
             try:
-                return self._fit(task, Budget(left * REFIT_SHARE) if finite else Budget(), ignore_report)
+                return self._fit(task, budget, ignore_report)
             finally:
                 self._invert = False
 
-        return self._second_try(
-            complement, direct, lambda inverted: _validate_ba(task, inverted) > _validate_ba(task, direct),
+        model, _ = self._on_demand(
+            task, budget, COMPLEMENT_SHARE, lambda budget: self._fit(task, budget, report), complement,
             "complement", report,
         )  # fmt: skip
+        return model
 
     def _add_profile(self, earlier: Profile) -> None:
         """Count an earlier learning's time and work (a search given up on) in this fit's profile."""

@@ -36,6 +36,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from learners.base import Budget, make_learner
+from learners.ilp import frame
 from learners.ilp.bias import Settings, bias_for
 from learners.ilp.coverage import facts_for, targets_for
 from learners.ilp.frame import _distinct_product, frame_clauses
@@ -278,13 +279,13 @@ def _test_ba(model, task) -> float:
     return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
 
 
-def _frame_texts(task, settings: Settings | None = None) -> list[str]:
+def _frame_texts(task, settings: Settings | None = None, max_rows: int = 10**6) -> list[str]:
     """The frame step's candidate rules on the task's training split, as text."""
     train = task.split("train")
     facts = facts_for(task, train)
     targets = targets_for(task, train, facts.constants)
     bias = bias_for(task) if settings is None else bias_for(task, settings)
-    return [c.text() for c in frame_clauses(bias, facts, targets, 10**6)]
+    return [c.text() for c in frame_clauses(bias, facts, targets, max_rows)]
 
 
 @given(st.lists(st.lists(st.sampled_from([0, 1, 2, "a", "b", "c"]), unique=True, max_size=5), max_size=5))
@@ -322,6 +323,54 @@ def test_frame_clause_over_a_static_base_names_a_constant():
     assert not any("true_cell(Pos2,e)" in text for text in plain)
     model = make_learner("ilasp").fit(task, Budget(20))
     assert _test_ba(model, task) == 1.0, model.rules()
+
+
+HOP_BODY = {
+    "input_move(Role1,Pos1,Pos2)",
+    "true_cell(Pos1,Role1)",
+    "true_control(Role1)",
+    "true_cell(Pos2,e)",
+}
+
+
+def _finds_hop(texts: list[str]) -> bool:
+    return any(set(text.split(" :- ")[1].rstrip(".").split(", ")) == HOP_BODY for text in texts)
+
+
+def test_frame_candidates_grow_with_the_bits_the_rows_leave(monkeypatch):
+    """How many literals the frame step tests is set by the memory their row bits take, not by
+    a fixed count: under a cap of 20 the landing square's ``true_cell(Pos2,e)`` is never made;
+    with the bit budget (2**30 bits over 6,000 rows) it is, and the hop rule is found."""
+    task = hop_task()
+    monkeypatch.setattr(frame, "MAX_CANDIDATES", 20)
+    monkeypatch.setattr(frame, "LITERAL_BITS", 0)
+    assert not _finds_hop(_frame_texts(task))
+    monkeypatch.setattr(frame, "LITERAL_BITS", 2**30)
+    assert _finds_hop(_frame_texts(task))
+
+
+def test_a_static_base_too_large_for_every_example_is_crossed_with_some(monkeypatch):
+    """``input_move`` (20 moves) over 300 training states is 6,000 rows, past a join limit of
+    2,000: the frame step crosses the base with as many states as ``SAMPLE_ROWS`` allows
+    (freeforall's 1,104 moves over thousands of states had no frame clause at all)."""
+    task = hop_task()
+    assert _frame_texts(task, max_rows=2000) == []  # not even with a handful of states
+    monkeypatch.setattr(frame, "SAMPLE_ROWS", 1000)
+    assert _finds_hop(_frame_texts(task, max_rows=2000))
+
+
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=300), st.integers(1, 40), st.integers(1, 200))
+def test_frame_sample_keeps_whole_examples_within_the_rows(ex, n, max_rows):
+    """`_sample` keeps every row of the examples it keeps: at most ``n`` examples, and no more
+    rows than ``max_rows`` unless that would leave fewer than ``least`` examples."""
+    ex = np.sort(np.asarray(ex))
+    kept = frame._sample(ex, n, max_rows=max_rows, least=3)
+    examples = np.unique(ex[kept])
+    assert np.array_equal(kept, np.flatnonzero(np.isin(ex, examples)))
+    assert len(examples) <= n
+    assert len(kept) <= max_rows or len(examples) <= 3
+    if len(np.unique(ex)) <= n and len(ex) <= max_rows:
+        assert np.array_equal(kept, np.arange(len(ex)))
 
 
 def test_sequential_cover_learns_a_two_clause_move_rule():
