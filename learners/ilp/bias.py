@@ -66,6 +66,10 @@ class Settings:
     complement: bool = True
     """A 0-ary target may be learned as ``h :- not inv_h`` with ``inv_h`` learned, when the direct
     program is not exact (``IlaspLearner._learn``; docs/ilp.md has the measured effect)."""
+    defaults: bool = True
+    """A functional target (one value per key in every example: ``goal``) may be learned as its
+    non-default atoms plus one default rule per key, when the direct program is not exact
+    (:mod:`learners.ilp.defaults`)."""
     refit: bool = True
     """A train-perfect program is learned once more from train and validate pooled and replaced
     if that is complete too (``IlaspLearner._refit``)."""

@@ -68,6 +68,7 @@ from learners.ilp.coverage import (
     facts_for,
     targets_for,
 )
+from learners.ilp.defaults import Defaults, defaults_for
 from learners.ilp.evaluate import RuleModel
 from learners.ilp.frame import frame_step
 from learners.ilp.search import Bottom, Search, SearchResult
@@ -93,6 +94,9 @@ CONCEPT_SHARE = 0.5
 """With a concept library (``goal``, ``terminal``), the plain search gets ``1 -`` this share of the
 budget, so that the search over the library, tried when the plain program is not exact, has time
 left (`IlaspLearner._with_concepts`)."""
+DEFAULTS_SHARE = 0.3
+"""Share of a functional target's budget for learning it with defaults, when the direct program
+is not exact (`IlaspLearner._with_defaults`)."""
 INVERTED = "inv_"
 """Prefix of the invented predicate that holds where the target does not."""
 LOOP_SHARE = 0.75
@@ -215,6 +219,7 @@ class IlaspLearner:
     profile: Profile = field(default_factory=Profile)
     _clauses: dict[str, Clause] = field(default_factory=dict, repr=False)  # rule text -> clause (last fit)
     _invert: bool = field(default=False, repr=False)  # learning the complement (see fit)
+    _defaults: Defaults | None = field(default=None, repr=False)  # learning the non-default atoms (_learn)
     _head: str = field(default="", repr=False)
     _concepts: list[concepts.Concept] = field(default_factory=list, repr=False)  # the library (fit)
 
@@ -339,9 +344,11 @@ class IlaspLearner:
         the complement overfitted where the positive class is rare: a complement exact on a
         validate split with two positives was returned at once, and scored 0.5 on test.)
         """
-        self._invert = False
+        self._invert, self._defaults = False, None
         arity0 = len(task.target_atoms) > 0 and not parse_atom(task.target_atoms.names[0])[1]
-        if not (self.settings.complement and arity0):
+        if not arity0:
+            return self._with_defaults(task, budget, report)
+        if not self.settings.complement:
             return self._fit(task, budget, report)
 
         def complement(budget: Budget) -> LearnedProgram:
@@ -357,6 +364,28 @@ class IlaspLearner:
         )  # fmt: skip
         return model
 
+    def _with_defaults(self, task: Task, budget: Budget, report: Report) -> LearnedProgram:
+        """Learn the target; a functional one (``goal``) also as its non-default atoms and a default
+        rule per key (:mod:`learners.ilp.defaults`), on demand as the complement is: the direct
+        search gets ``1 - DEFAULTS_SHARE`` of the budget, the defaults only run if its program is
+        not complete and exact on validate, and stand only if strictly better there."""
+        defaults = defaults_for(task) if self.settings.defaults else None
+        if defaults is None:
+            return self._fit(task, budget, report)
+
+        def non_default(budget: Budget) -> LearnedProgram:
+            self._defaults = defaults
+            try:
+                return self._fit(task, budget, ignore_report)
+            finally:
+                self._defaults = None
+
+        model, _ = self._on_demand(
+            task, budget, DEFAULTS_SHARE, lambda budget: self._fit(task, budget, report), non_default,
+            "defaults", report,
+        )  # fmt: skip
+        return model
+
     def _add_profile(self, earlier: Profile) -> None:
         """Count an earlier learning's time and work (a search given up on) in this fit's profile."""
         for k in ("facts", "search", "verify", "solve", "select", "tested", "iterations"):
@@ -364,6 +393,8 @@ class IlaspLearner:
 
     def _targets(self, task: Task, split, constants, rows=None) -> Targets:
         targets = targets_for(task, split, constants, rows)
+        if self._defaults is not None:
+            return self._defaults.restrict(targets)
         return _complement(targets) if self._invert else targets
 
     def _fit(
@@ -569,6 +600,8 @@ class IlaspLearner:
         text = "\n".join(r.text for r in rules)
         if self._invert:
             text = "\n".join([*(r.text for r in rules), f"{self._head} :- not {INVERTED}{self._head}."])
+        if self._defaults is not None:
+            text = "\n".join([*(r.text for r in rules), self._defaults.rules])
         defined = concepts.definitions(text, self._concepts)
         if defined:  # a program that uses a concept carries its definition
             text += "\n" + defined
@@ -676,12 +709,12 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|combine|absence|complement|refit))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|combine|absence|complement|defaults|refit))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
-    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _nocomplement switch a default feature off "
+    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _nocomplement, _nodefaults switch a default feature off "
     "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
     example="ilasp",
     symbolic=True,

@@ -200,6 +200,7 @@ class Search:
             if isinstance(a, int) and a not in bound and bias.may_name(theta[a]):
                 args = c.head_args[:j] + (theta[a],) + c.head_args[j + 1 :]
                 yield Clause(c.head_pred, args, c.body, c.types), theta, None
+        yield from self._named_head(c, theta, bound)
         if len(c.body) >= self.s.max_body:
             return
         existing = list(dict.fromkeys(head_vars + sorted(bound)))
@@ -208,6 +209,8 @@ class Search:
             for clause, th, lit in self._positive(c, theta, existing):
                 if lit.variables() & unbound:
                     yield clause, th, lit
+                    for named, _, a in self._named_head(clause, th, lit.variables() & unbound):
+                        yield named, th, (lit, a)
             return
         # cheap, often decisive constraints first (anti-joins and filters), then new literals
         if self.s.negation and (bound or self.s.absence):
@@ -219,6 +222,41 @@ class Search:
                     if lit not in c.body:
                         yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
         yield from self._positive(c, theta, existing)
+
+    def _named_head(self, c: Clause, theta: tuple[str, ...], bound: set[int]):
+        """A bound head variable replaced by its seed constant, in the head and the body alike:
+        ``goal(white, 100) :- true_cell(X, 8, white)`` from ``goal(A, 100) :- true_cell(X, 8, A)``.
+
+        Why: a head constant was only tried while its variable was unbound, and a clause with a
+        bare ground head derives the atom in every example, so it scored too low to stay in the
+        beam; the literal that would have made it exact came after it was gone. The third
+        argument of the refinement is the variable named (the run filters the bindings on it).
+        Only where every body literal with the variable is positive and still in the language.
+        """
+        bias = self.bias
+        for a in sorted(bound):
+            if a not in c.head_args or not bias.may_name(theta[a]):
+                continue
+            const = theta[a]
+            with_a = [lit for lit in c.body if a in lit.args]
+            if any(lit.negated or lit.pred == NEQ for lit in with_a):
+                continue
+            named = {
+                lit: Literal(lit.pred, tuple(const if x == a else x for x in lit.args)) for lit in with_a
+            }
+            if not all(self._in_language(lit) for lit in named.values()):
+                continue
+            body = tuple(named.get(lit, lit) for lit in c.body)
+            head = tuple(const if x == a else x for x in c.head_args)
+            yield Clause(c.head_pred, head, body, c.types), theta, a
+
+    def _in_language(self, lit: Literal) -> bool:
+        """A positive body literal's constants are within the language (see `_positive`)."""
+        n_const = sum(1 for x in lit.args if isinstance(x, str))
+        dynamic = lit.pred not in self.bias.static_preds
+        if n_const == len(lit.args):
+            return dynamic
+        return n_const <= MAX_CONSTANTS or (dynamic and n_const == len(lit.args) - 1)
 
     def _positive(self, c: Clause, theta: tuple[str, ...], existing: list[int]):
         bias, bottom = self.bias, self.bottom
@@ -331,11 +369,15 @@ class Search:
                     seen.add(key)
                     assert node.table is not None  # beam nodes are materialised
                     try:
-                        table = (
-                            node.table
-                            if lit is None
-                            else extend(node.table, lit, self.facts, self.s.max_rows)
-                        )
+                        if lit is None:
+                            table = node.table
+                        elif isinstance(lit, int):  # a head variable named (`_named_head`)
+                            table = _named(node.table, lit, self.facts.constants.index.get(theta[lit]))
+                        elif isinstance(lit, tuple):  # a literal that binds it, and the variable named
+                            table = extend(node.table, lit[0], self.facts, self.s.max_rows)
+                            table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
+                        else:
+                            table = extend(node.table, lit, self.facts, self.s.max_rows)
                     except TooLarge:
                         continue
                     child = self._node(clause, theta, table)
@@ -462,6 +504,12 @@ class Search:
 def _bare(node: Node) -> Node:
     """A result node without its bindings (results are kept by the clause; tables are memory)."""
     return Node(node.clause, node.theta, None, node.pos, node.neg, node.score)
+
+
+def _named(table: Table, var: int, cid: int | None) -> Table:
+    """The bindings where ``var`` is the constant ``cid``, without its column."""
+    keep = np.flatnonzero(table.cols[var] == cid) if cid is not None else np.zeros(0, dtype=np.int64)
+    return Table({k: v[keep] for k, v in table.cols.items() if k != var}, len(keep))
 
 
 def _canonical(clause: Clause, theta: tuple[str, ...]) -> tuple:

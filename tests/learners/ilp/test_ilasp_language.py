@@ -39,6 +39,7 @@ from learners.base import Budget, make_learner
 from learners.ilp import frame
 from learners.ilp.bias import Settings, bias_for
 from learners.ilp.coverage import facts_for, targets_for
+from learners.ilp.defaults import defaults_for
 from learners.ilp.frame import _distinct_product, frame_clauses
 from learners.ilp.ilasp import IlaspLearner
 from learners.metrics import evaluate, pool
@@ -249,6 +250,65 @@ def _board(kind: str, seed: int, n: int) -> DatFile:
     return DatFile(["terminal"], [f"index({i})" for i in range(1, 7)], examples)
 
 
+GOALS_TYP = """
+true :: prop -> bool.
+goal :: role -> score -> bool.
+cell :: col -> row -> piece -> prop.
+piece :> role.
+x, o :: role.
+e :: piece.
+c1, c2, c3, c4 :: col.
+1, 2, 3 :: row.
+0, 100 :: score.
+"""
+
+
+def _goals(seed: int, n: int) -> DatFile:
+    """Boards of 4 x 3 cells, mostly empty; x has won with a piece on row 3, o with one on row 1,
+    and each role's goal is 100 if it has won, else 0 (one value per role in every state, like
+    GDL's ``goal``). "No x on row 3" is no clause of the language; "an x on row 3" is one literal."""
+    rng = np.random.default_rng(seed)
+    examples = []
+    for _ in range(n):
+        board = {
+            (c, r): str(rng.choice(["x", "o", "e"], p=[0.1, 0.1, 0.8]))
+            for c in range(1, 5)
+            for r in (1, 2, 3)
+        }
+        background = [f"true_cell(c{c}, {r}, {m})" for (c, r), m in board.items()]
+        won = {
+            "x": any(board[c, 3] == "x" for c in range(1, 5)),
+            "o": any(board[c, 1] == "o" for c in range(1, 5)),
+        }
+        examples.append((background, [f"goal({role}, {100 if won[role] else 0})" for role in ("x", "o")]))
+    return DatFile([f"goal({role}, {v})" for role in ("x", "o") for v in (0, 100)], [], examples)
+
+
+def _goals_home(seed: int, n: int) -> DatFile:
+    """As `_goals`, but each side starts on its home row (x on row 1, o on row 3) and wins on the
+    other's, as in breakthrough: "a piece of A on row 3" holds for o nearly always, so the head's
+    role must be named with the literal, not after it."""
+    rng = np.random.default_rng(seed)
+    examples = []
+    for _ in range(n):
+        board = {(c, r): "e" for c in range(1, 5) for r in (1, 2, 3)}
+        for c in range(1, 5):
+            board[c, 1] = "x" if rng.random() < 0.7 else "e"
+            board[c, 3] = "o" if rng.random() < 0.7 else "e"
+            board[c, 2] = str(rng.choice(["x", "o", "e"], p=[0.1, 0.1, 0.8]))
+        if rng.random() < 0.15:
+            board[int(rng.integers(1, 5)), 3] = "x"
+        elif rng.random() < 0.15:
+            board[int(rng.integers(1, 5)), 1] = "o"
+        background = [f"true_cell(c{c}, {r}, {m})" for (c, r), m in board.items()]
+        won = {
+            "x": any(board[c, 3] == "x" for c in range(1, 5)),
+            "o": any(board[c, 1] == "o" for c in range(1, 5)),
+        }
+        examples.append((background, [f"goal({role}, {100 if won[role] else 0})" for role in ("x", "o")]))
+    return DatFile([f"goal({role}, {v})" for role in ("x", "o") for v in (0, 100)], [], examples)
+
+
 def _task(game: str, target: str, make) -> object:
     typs = {
         "slide": SLIDE_TYP,
@@ -258,7 +318,7 @@ def _task(game: str, target: str, make) -> object:
         "race": RACE_TYP,
         "maze": MAZE_TYP,
     }
-    typ = (typs | {"coins": COINS_TYP}).get(game, BOARD_TYP)
+    typ = (typs | {"coins": COINS_TYP, "goals": GOALS_TYP, "goals_home": GOALS_TYP}).get(game, BOARD_TYP)
     dats = {"train": make(1, 300), "validate": make(2, 100), "test": make(3, 200)}
     return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ"))
 
@@ -485,6 +545,41 @@ def test_concept_library_is_searched_only_when_the_plain_program_is_not_exact():
     assert "count_" not in model.rules() and "concepts" not in learner.profile.status, learner.profile.status
 
 
+def test_a_functional_target_is_learned_as_its_rare_values_and_a_default():
+    """``goal(x, 0)`` holds wherever x has not won: a default rule over the target, found from
+    the examples (one value per role in every state, 0 in most); only the wins are searched."""
+    task = _task("goals", "goal", _goals).for_predicate("goal")
+    assert defaults_for(task).rules.splitlines() == [
+        "goal(x,0) :- not goal(x,100).",
+        "goal(o,0) :- not goal(o,100).",
+    ]
+    learner = make_learner("ilasp")
+    model = learner.fit(task.learning_view(), Budget(10))
+    assert _test_ba(model, task) == 1.0, model.rules()
+    assert "goal(x,0) :- not goal(x,100)." in model.rules() and "(defaults)" in learner.profile.status
+    # the head's role named together with the literal that binds it (`Search._named_head`)
+    assert "goal(x,100) :- true_cell(Col1,3,x)." in model.rules()
+    without = make_learner("ilasp_nodefaults").fit(task.learning_view(), Budget(5))
+    assert _test_ba(without, task) < 1.0, without.rules()
+
+
+def test_a_head_constant_is_named_with_the_literal_that_binds_it():
+    """``goal(o, 100) :- true_cell(C, 1, o)``: as ``goal(A, 100) :- true_cell(C, 1, A)`` the rule
+    is wrong for x (whose home row is 1), and ``goal(o, 100)`` with no body holds everywhere: the
+    beam kept neither, and found a coincidence of both home rows instead."""
+    task = _task("goals_home", "goal", _goals_home).for_predicate("goal")
+    model = make_learner("ilasp").fit(task.learning_view(), Budget(10))
+    assert "goal(o,100) :- true_cell(Col1,1,o)." in model.rules(), model.rules()
+    assert _test_ba(model, task) == 1.0, model.rules()
+
+
+def test_defaults_need_one_value_per_key_in_every_example():
+    """A move relation is not a function of its first arguments (several moves are legal in one
+    state): no defaults."""
+    assert defaults_for(hop_task()) is None
+    assert defaults_for(_task("goals", "goal", _goals).for_predicate("goal")) is not None
+
+
 def test_feature_switches_in_the_name():
     s = make_learner("ilasp_b4_noframe_complement").settings
     assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, True, True, True)
@@ -495,6 +590,8 @@ def test_feature_switches_in_the_name():
     assert (s.refit, s.frame_constants, s.frame, s.complement) == (False, False, True, False)
     s = make_learner("ilasp_noframecover_noframeequal").settings
     assert (s.frame_cover, s.frame_equal, s.frame, s.frame_constants) == (False, False, True, True)
+    s = make_learner("ilasp_nodefaults").settings
+    assert (s.defaults, s.complement, s.concepts) == (False, True, True)
 
 
 def test_memory_bound_drops_tables_without_changing_the_search():

@@ -1,0 +1,84 @@
+"""Default values of functional targets: ``goal(white, 0) :- not goal(white, 100).``
+
+GDL's ``goal`` gives each role exactly one value in every state, and in most states that value is
+the same (0: nobody has won yet). Learned directly, the default value needs the negation of every
+way to win, which no short clause says ("no white piece on row 8" is an absence literal with two
+constants); the few winning states are then a handful of positives among thousands. Written as a
+default, it is one ground rule per key from the other values of that key, and only the
+non-default atoms are left to learn, the rare and short part of the concept.
+
+The rule is found in the examples alone, never in the game: a target ``h(K.., V)`` is functional
+when every training example holds exactly one value ``V`` for every key ``K..`` of its scored atoms,
+and a key's default is the value it holds in more than half of the training examples. The default
+rules are normal rules over the target itself (stratified: a default atom is derived only from the
+key's other values, which never depend on it), so the program predicts through the one evaluation
+path like any other. ``IlaspLearner._learn`` tries them on demand (``_nodefaults`` switches them off).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from learners.ilp.coverage import Targets
+from tasks.task import Task, parse_atom
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """The default target atoms (ids into ``task.target_atoms``) and the rules that derive them."""
+
+    atoms: np.ndarray
+    rules: str
+
+    def restrict(self, targets: Targets) -> Targets:
+        """``targets`` less the default atoms: what is left to learn."""
+        keep = ~np.isin(targets.table.cols["atom"], self.atoms)
+        positives = targets.positives[~np.isin(targets.positives % max(targets.n_atoms, 1), self.atoms)]
+        return Targets(targets.table.take(np.flatnonzero(keep)), targets.n_atoms, positives, targets.rows)
+
+
+def defaults_for(task: Task) -> Defaults | None:
+    """The defaults of ``task``'s target, None where it is not functional or no key has a majority
+    value (see the module docstring). Only the train split is read."""
+    names = task.target_atoms.names
+    if not len(names) or "train" not in task.splits:
+        return None
+    parsed = [parse_atom(name) for name in names]
+    if not parsed[0][1]:
+        return None  # a 0-ary target has no value (its complement is learned instead)
+    train = task.split("train")
+    cand = np.unique(np.asarray(train.candidates, dtype=np.int64))
+    if train.n_examples == 0 or len(cand) < 2:
+        return None
+    keys: dict[tuple, int] = {}
+    key_of = np.full(len(names), -1, dtype=np.int64)
+    for atom in cand.tolist():
+        key_of[atom] = keys.setdefault(tuple(parsed[atom][1][:-1]), len(keys))
+    pos = train.positives.tocoo()
+    on = key_of[pos.col] >= 0
+    rows, cols = pos.row[on].astype(np.int64), pos.col[on].astype(np.int64)
+    per_key = np.bincount(rows * len(keys) + key_of[cols], minlength=train.n_examples * len(keys))
+    if not (per_key == 1).all():
+        return None  # some example holds no value or several for a key
+    held = np.bincount(cols, minlength=len(names))
+    rules, atoms = [], []
+    for k in keys.values():
+        values = cand[key_of[cand] == k]
+        if len(values) < 2:
+            continue
+        default = int(values[np.argmax(held[values])])
+        if 2 * held[default] <= train.n_examples:
+            continue
+        others = ", ".join(f"not {_text(parsed[v])}" for v in values.tolist() if v != default)
+        rules.append(f"{_text(parsed[default])} :- {others}.")
+        atoms.append(default)
+    if not atoms:
+        return None
+    return Defaults(np.asarray(sorted(atoms), dtype=np.int64), "\n".join(rules))
+
+
+def _text(atom: tuple[str, tuple[str, ...]]) -> str:
+    pred, args = atom
+    return f"{pred}({','.join(args)})"
