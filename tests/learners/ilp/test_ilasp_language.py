@@ -268,13 +268,23 @@ def _goals(seed: int, n: int) -> DatFile:
     and each role's goal is 100 if it has won, else 0 (one value per role in every state, like
     GDL's ``goal``). "No x on row 3" is no clause of the language; "an x on row 3" is one literal."""
     rng = np.random.default_rng(seed)
-    examples = []
+    boards = []
     for _ in range(n):
-        board = {
-            (c, r): str(rng.choice(["x", "o", "e"], p=[0.1, 0.1, 0.8]))
-            for c in range(1, 5)
-            for r in (1, 2, 3)
-        }
+        boards.append(
+            {
+                (c, r): str(rng.choice(["x", "o", "e"], p=[0.1, 0.1, 0.8]))
+                for c in range(1, 5)
+                for r in (1, 2, 3)
+            }
+        )
+    return _goal_states(boards)
+
+
+def _goal_states(boards: list[dict]) -> DatFile:
+    """States of 4 x 3 boards labelled with each role's goal: x wins with a piece on row 3, o with
+    one on row 1."""
+    examples = []
+    for board in boards:
         background = [f"true_cell(c{c}, {r}, {m})" for (c, r), m in board.items()]
         won = {
             "x": any(board[c, 3] == "x" for c in range(1, 5)),
@@ -289,7 +299,7 @@ def _goals_home(seed: int, n: int) -> DatFile:
     other's, as in breakthrough: "a piece of A on row 3" holds for o nearly always, so the head's
     role must be named with the literal, not after it."""
     rng = np.random.default_rng(seed)
-    examples = []
+    boards = []
     for _ in range(n):
         board = {(c, r): "e" for c in range(1, 5) for r in (1, 2, 3)}
         for c in range(1, 5):
@@ -300,13 +310,8 @@ def _goals_home(seed: int, n: int) -> DatFile:
             board[int(rng.integers(1, 5)), 3] = "x"
         elif rng.random() < 0.15:
             board[int(rng.integers(1, 5)), 1] = "o"
-        background = [f"true_cell(c{c}, {r}, {m})" for (c, r), m in board.items()]
-        won = {
-            "x": any(board[c, 3] == "x" for c in range(1, 5)),
-            "o": any(board[c, 1] == "o" for c in range(1, 5)),
-        }
-        examples.append((background, [f"goal({role}, {100 if won[role] else 0})" for role in ("x", "o")]))
-    return DatFile([f"goal({role}, {v})" for role in ("x", "o") for v in (0, 100)], [], examples)
+        boards.append(board)
+    return _goal_states(boards)
 
 
 def _task(game: str, target: str, make) -> object:
