@@ -22,8 +22,6 @@ it is refused with a clear error.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import time
 from dataclasses import dataclass, field
 from typing import cast
@@ -31,7 +29,7 @@ from typing import cast
 import clingo
 
 from tasks.gdl.errors import GDLError, GroundingLimit
-from tasks.gdl.lifetime import die_with_parent
+from tasks.gdl.lifetime import die_with_parent, fork_child
 from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, to_symbol
 
 GROUND_SECONDS = 300.0
@@ -129,16 +127,10 @@ def ground_game(
         terms = [str(to_symbol(parse_ground(f))) for f in extra_fluents]
         asp += "% extra fluents\n" + "".join(f"{{ true({t}) }}.\n" for t in terms)
     args = (asp, name, static_relations, role_order)
-    try:
-        ctx = mp.get_context("fork")
-    except ValueError:
+    forked = fork_child(_child, (args,), duplex=False)
+    if forked is None:
         return _ground(*args)
-    if mp.current_process().daemon:  # daemonic workers (multiprocessing pools) may not fork children
-        return _ground(*args)
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, args, os.getpid()), daemon=True)
-    proc.start()
-    child.close()
+    proc, parent = forked
     deadline = time.monotonic() + seconds
     so_far = 0
     try:

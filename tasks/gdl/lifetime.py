@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing as mp
 import os
 import signal
 import sys
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 
 PR_SET_PDEATHSIG = 1
 
@@ -34,3 +38,24 @@ def die_with_parent(parent_pid: int | None = None) -> bool:
     if os.getppid() != expected:
         os._exit(1)
     return True
+
+
+def fork_child(
+    target: Callable[..., None], args: tuple, duplex: bool
+) -> tuple[BaseProcess, Connection] | None:
+    """Start ``target(conn, *args, parent_pid)`` in a forked daemonic child, which should call
+    `die_with_parent` first; return the process and the parent's end of the pipe (its reading
+    end when not ``duplex``). None where this process may not fork (no ``fork`` start method, or
+    a daemonic worker, which may not have children): the caller then works in-process, unbounded.
+    """
+    try:
+        ctx = mp.get_context("fork")
+    except ValueError:
+        return None
+    if mp.current_process().daemon:
+        return None
+    parent, child = ctx.Pipe(duplex=duplex)
+    proc = ctx.Process(target=target, args=(child, *args, os.getpid()), daemon=True)
+    proc.start()
+    child.close()
+    return proc, parent

@@ -33,17 +33,17 @@ is built to). Without ``fork`` (or inside a daemonic worker) it runs in-process,
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import time
 import warnings
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING
 
 import clingo
 import numpy as np
 
 from tasks.gdl.errors import GDLError, GDLWarning, GroundingLimit
-from tasks.gdl.lifetime import die_with_parent
+from tasks.gdl.lifetime import die_with_parent, fork_child
 from tasks.gdl.solve import _asp_terms
 from tasks.gdl.terms import canonical, function_name_from_asp, symbol_text
 from tasks.gdl.trace import State, Trace
@@ -119,18 +119,9 @@ class _Worker:
     def __init__(self, asp: str, static_relations: set[str], name: str, seconds: float, suspect: str):
         self.asp, self.static_relations, self.name = asp, static_relations, name
         self.seconds, self.suspect = seconds, suspect
-        self.proc = None
-        self.conn = None
-        try:
-            ctx = mp.get_context("fork")
-        except ValueError:
-            return
-        if mp.current_process().daemon:  # daemonic pool workers may not fork
-            return
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child, asp, static_relations, os.getpid()), daemon=True)
-        self.proc.start()
-        child.close()
+        forked = fork_child(_serve, (asp, static_relations), duplex=True)
+        self.proc: BaseProcess | None = forked[0] if forked else None
+        self.conn: Connection | None = forked[1] if forked else None
 
     def ask(self, kind: str, payload, what: str):
         if self.proc is None:  # in-process, unbounded
