@@ -76,6 +76,14 @@ class Settings:
     concepts: bool = True
     """``goal`` and ``terminal`` learn over a library of closures and counts defined from the
     signature (:mod:`learners.ilp.concepts`)."""
+    widen: bool = True
+    """A 0-ary target's (``terminal``) seeds search past their first consistent clauses, for a
+    bounded number of candidates, for one covering more positives (:meth:`learners.ilp.search.Search.run`).
+    Only 0-ary: with head arguments a wider clause can join keys by coincidence (one rule for
+    both roles' wins, ``goal(R, 100) :- true_cell(C, 3, R), true_cell(D, 1, R)``)."""
+    lines: bool = True
+    """The concept library has lines: ``K`` atoms of a fluent in a row, a column or a diagonal
+    over two integer arguments (``line_true_cell_1_2(x, 3)``; :mod:`learners.ilp.concepts`)."""
     held_cells: int = 16_000_000
     """Table cells (int64) one search level keeps alive (128 MiB); see :class:`learners.ilp.search.Held`."""
 

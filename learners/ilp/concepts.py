@@ -1,4 +1,4 @@
-"""A library of generic concepts, defined from the type signature alone: closures and counts.
+"""A library of generic concepts, defined from the type signature alone: closures, counts, lines.
 
 ``terminal`` and ``goal`` often name a concept that no short clause over the fluents expresses:
 "a path of my stones joins the two edges" (recursion), "at least three of my marks", "the board
@@ -14,6 +14,11 @@ signature and nothing else, and learns ordinary rules over them:
   least ``K`` atoms of ``p`` have ``V`` as argument ``j`` (a type of at most ``GROUP_CONSTANTS``
   constants), for ``K`` in ``1..MAX_COUNT``. A count of zero is the absence literal already in the
   language (``not count_p_j(V, 1)``).
+* **line** ``line_p_a_b(V.., K)``: ``K`` atoms of fluent ``p`` in a straight line (a row, a
+  column or a diagonal) over two integer arguments ``a`` and ``b`` of one type family (a board's
+  coordinates), the other arguments equal along it, for ``K`` in ``MIN_LINE..MAX_COUNT``; ``V..`` are
+  ``p``'s non-integer arguments (the mark): ``terminal :- line_true_cell_1_2(x, 3).`` (three x in
+  a row). Recursive over the four directions, with clingo's integer arithmetic.
 
 The task is extended with the concepts' atoms (computed here, vectorised, the same as clingo
 derives from the definitions), the signature with their types (``count`` for ``K``), so bias,
@@ -25,6 +30,7 @@ are about moves, and the extra atoms would only grow their bottom clauses.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -38,6 +44,9 @@ from tasks.task import Split, Task, Vocabulary, format_atom, parse_atom
 CONCEPT_TARGETS = ("goal", "terminal")
 MAX_COUNT = 10
 GROUP_CONSTANTS = 10
+MIN_LINE = 3  # two in a row is adjacency, a coincidence in most states; k in a row starts at 3
+MAX_SPAN = 32  # a board coordinate spans at most this many integers (a score or a step need not)
+MAX_GRID_CELLS = 50_000_000  # examples x other arguments x width x height, for the line concept
 COUNT_TYPE = "count"
 
 
@@ -50,8 +59,9 @@ class Concept:
     definition: str
 
 
-def extend(task: Task) -> tuple[Task, list[Concept]]:
-    """``task`` with the library's atoms added to its backgrounds, statics and signature."""
+def extend(task: Task, lines: bool = True) -> tuple[Task, list[Concept]]:
+    """``task`` with the library's atoms added to its backgrounds, statics and signature
+    (``lines``: with the line concepts)."""
     sig = task.signature
     if sig is None or task.target not in CONCEPT_TARGETS:
         return task, []
@@ -95,6 +105,17 @@ def extend(task: Task) -> tuple[Task, list[Concept]]:
                 concepts.append(Concept(name, ctypes, _count_rules(name, pred, len(types), j)))
                 for split_name, split in task.splits.items():
                     columns[split_name] += _counts(split, atoms[pred], j, name, vocab)
+        if pred in dynamic and lines:
+            for a, b in _coordinate_pairs(atoms[pred], types, family):
+                concept = _line_concept(pred, types, a, b, _integer_positions(atoms[pred]))
+                found = {
+                    name: _lines(split, atoms[pred], a, b, concept, vocab)
+                    for name, split in task.splits.items()
+                }
+                if any(found.values()):
+                    concepts.append(concept)
+                    for split_name, cols in found.items():
+                        columns[split_name] += cols
     if not concepts:
         return task, []
     n = len(vocab)
@@ -200,6 +221,105 @@ def _closures(split: Split, edges: list[tuple[int, tuple[str, ...]]], name: str,
     return [
         (vocab.add(format_atom(name, (nodes[a], nodes[b]))), col) for (a, b), col in sorted(found.items())
     ]
+
+
+def _integer_positions(atoms: list[tuple[int, tuple[str, ...]]]) -> list[int]:
+    """Argument positions where every atom has an integer (clingo's spelling of one)."""
+    arity = len(atoms[0][1]) if atoms else 0
+    return [j for j in range(arity) if all(_is_integer(args[j]) for _, args in atoms)]
+
+
+def _is_integer(text: str) -> bool:
+    return text.lstrip("-").isdigit() and str(int(text)) == text
+
+
+def _coordinate_pairs(atoms, types: tuple[str, ...], family: dict[str, str]) -> list[tuple[int, int]]:
+    """Pairs of integer argument positions of one type family whose values span at most
+    ``MAX_SPAN`` integers: the two coordinates of a board (not a score or a step counter)."""
+    positions = [j for j in _integer_positions(atoms) if _span(atoms, j) <= MAX_SPAN]
+    fam = [family.get(t, t) for t in types]
+    return [(a, b) for a, b in itertools.combinations(positions, 2) if fam[a] == fam[b]]
+
+
+def _span(atoms, j: int) -> int:
+    values = [int(args[j]) for _, args in atoms]
+    return max(values) - min(values) + 1
+
+
+def _line_concept(pred: str, types: tuple[str, ...], a: int, b: int, integers: list[int]) -> Concept:
+    """``line_p_a_b(V.., K)`` and its clingo definition: a run of atoms from a start cell in one of
+    four directions (``_run(.., DX, DY, L)``: ``L`` atoms from here on), a line its length."""
+    name = f"line_{pred}_{a + 1}_{b + 1}"
+    values = [j for j in range(len(types)) if j not in integers]
+    xs = [f"A{j + 1}" for j in range(len(types))]
+    step = [f"A{j + 1}+DX" if j == a else f"A{j + 1}+DY" if j == b else x for j, x in enumerate(xs)]
+    args, moved = ",".join(xs), ",".join(step)
+    shown = ",".join([xs[j] for j in values] + ["K"])
+    definition = (
+        f"{name}_dir(1,0). {name}_dir(0,1). {name}_dir(1,1). {name}_dir(1,-1).\n"
+        f"{name}_run({args},DX,DY,1) :- {pred}({args}), {name}_dir(DX,DY).\n"
+        f"{name}_run({args},DX,DY,L+1) :- {pred}({args}), {name}_run({moved},DX,DY,L), L < {MAX_COUNT}.\n"
+        f"{name}({shown}) :- {name}_run({args},_,_,K), K >= {MIN_LINE}.\n"
+    )
+    return Concept(name, tuple(types[j] for j in values) + (COUNT_TYPE,), definition)
+
+
+def _lines(
+    split: Split,
+    atoms: list[tuple[int, tuple[str, ...]]],
+    a: int,
+    b: int,
+    concept: Concept,
+    vocab: Vocabulary,
+):
+    """Columns ``line_p_a_b(V.., K)``, vectorised: the atoms on a grid per example and the other
+    arguments (``rest``); a line of ``K`` is a line of ``K - 1`` whose next cell holds too."""
+    integers = _integer_positions(atoms)
+    values = [j for j in range(len(atoms[0][1])) if j not in integers]
+    rests = sorted({tuple(x for j, x in enumerate(args) if j not in (a, b)) for _, args in atoms})
+    rest_of = {r: i for i, r in enumerate(rests)}
+    xs = np.array([int(args[a]) for _, args in atoms])
+    ys = np.array([int(args[b]) for _, args in atoms])
+    width, height = xs.max() - xs.min() + 1, ys.max() - ys.min() + 1
+    if split.n_examples * len(rests) * width * height > MAX_GRID_CELLS:
+        return []
+    grid = np.zeros((split.n_examples, len(rests), width, height), dtype=bool)
+    ids = np.array([i for i, _ in atoms], dtype=np.int64)
+    r = np.array([rest_of[tuple(x for j, x in enumerate(args) if j not in (a, b))] for _, args in atoms])
+    holds = split.background[:, ids].toarray().astype(bool)
+    grid[:, r, xs - xs.min(), ys - ys.min()] = holds
+    # the value key of each rest (its non-integer arguments), in the concept's argument order
+    rest_positions = [j for j in range(len(atoms[0][1])) if j not in (a, b)]
+    keys = sorted({tuple(rest[rest_positions.index(j)] for j in values) for rest in rests})
+    key_of = np.array([keys.index(tuple(rest[rest_positions.index(j)] for j in values)) for rest in rests])
+    out = []
+    runs = {d: grid for d in ((1, 0), (0, 1), (1, 1), (1, -1))}
+    for k in range(2, min(max(width, height), MAX_COUNT) + 1):
+        runs = {d: run & _shifted(grid, d[0] * (k - 1), d[1] * (k - 1)) for d, run in runs.items()}
+        anywhere = np.zeros((split.n_examples, len(rests)), dtype=bool)
+        for run in runs.values():
+            anywhere |= run.any(axis=(2, 3))
+        if not anywhere.any():
+            break
+        if k < MIN_LINE:
+            continue
+        for g, key in enumerate(keys):
+            col = anywhere[:, key_of == g].any(axis=1)
+            if col.any() and not col.all():
+                out.append((vocab.add(format_atom(concept.name, (*key, str(k)))), col))
+    return out
+
+
+def _shifted(grid: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """``grid`` at (x + dx, y + dy) for each cell (x, y); False past the board's edge."""
+    out = np.zeros_like(grid)
+    w, h = grid.shape[2], grid.shape[3]
+    if abs(dx) >= w or abs(dy) >= h:
+        return out
+    xs, xd = (slice(0, w - dx), slice(dx, w)) if dx >= 0 else (slice(-dx, w), slice(0, w + dx))
+    ys, yd = (slice(0, h - dy), slice(dy, h)) if dy >= 0 else (slice(-dy, h), slice(0, h + dy))
+    out[:, :, xs, ys] = grid[:, :, xd, yd]
+    return out
 
 
 def _transitive(pairs: set[tuple[str, ...]]) -> set[tuple[str, str]]:

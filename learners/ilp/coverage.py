@@ -65,28 +65,35 @@ class ParsedVocabulary:
         return cls(list(preds), pred_of, args, arity)
 
 
-_CACHE: dict[tuple, tuple[object, object]] = {}
+_CACHE: dict[tuple, tuple[tuple, object]] = {}
 _CACHE_SIZE = 32
 
 
-def _cached(key: tuple, owner: object, build):
-    """A small identity-keyed cache: ``owner`` is held so its ``id`` cannot be reused meanwhile."""
+def _cached(kind: str, owners: tuple, build):
+    """A small cache keyed by the identity of every object the value is built from: the owners
+    are held, so their ids cannot be reused meanwhile.
+
+    Why every one: a target vocabulary parsed against one task's constants is not the parse
+    against another's. Keyed by the vocabulary alone, the concept library's extended task (the
+    same target vocabulary, new constant ids) got the plain task's parse, and its ``goal``
+    searches ran over scrambled target arguments."""
+    key = (kind, *map(id, owners))
     hit = _CACHE.get(key)
-    if hit is not None and hit[0] is owner:
+    if hit is not None and all(a is b for a, b in zip(hit[0], owners, strict=True)):
         return hit[1]
     value = build()
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[key] = (owner, value)
+    _CACHE[key] = (owners, value)
     return value
 
 
 def _constants(task: Task) -> Constants:
-    return _cached(("constants", id(task.background_atoms)), task.background_atoms, Constants)
+    return _cached("constants", (task.background_atoms,), Constants)
 
 
 def _parsed(vocab: Vocabulary, constants: Constants) -> ParsedVocabulary:
-    return _cached(("parsed", id(vocab)), vocab, lambda: ParsedVocabulary.of(vocab, constants))
+    return _cached("parsed", (vocab, constants), lambda: ParsedVocabulary.of(vocab, constants))
 
 
 @dataclass
@@ -158,8 +165,8 @@ def facts_for(task: Task, split: Split, rows: np.ndarray | None = None) -> Facts
     """Fact tables of ``split`` (or of its ``rows``), cached for the whole split across sub-predicates."""
     if rows is None:
         all_rows = np.arange(split.n_examples, dtype=np.int64)
-        key = ("facts", id(split.background), id(task.background_atoms))
-        return _cached(key, split.background, lambda: _build_facts(task, split, all_rows))
+        owners = (split.background, task.background_atoms)
+        return _cached("facts", owners, lambda: _build_facts(task, split, all_rows))
     return _build_facts(task, split, np.asarray(rows, dtype=np.int64))
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from learners.ilp.coverage import Targets
+from learners.ilp.program import asp_atom
 from tasks.task import Task, parse_atom
 
 
@@ -71,14 +72,10 @@ def defaults_for(task: Task) -> Defaults | None:
         default = int(values[np.argmax(held[values])])
         if 2 * held[default] <= train.n_examples:
             continue
-        others = ", ".join(f"not {_text(parsed[v])}" for v in values.tolist() if v != default)
-        rules.append(f"{_text(parsed[default])} :- {others}.")
+        # constants spelled as the evaluator reads them (``asp_atom``: quoted where they must be)
+        others = ", ".join(f"not {asp_atom(names[v])}" for v in values.tolist() if v != default)
+        rules.append(f"{asp_atom(names[default])} :- {others}.")
         atoms.append(default)
     if not atoms:
         return None
     return Defaults(np.asarray(sorted(atoms), dtype=np.int64), "\n".join(rules))
-
-
-def _text(atom: tuple[str, tuple[str, ...]]) -> str:
-    pred, args = atom
-    return f"{pred}({','.join(args)})"

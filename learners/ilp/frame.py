@@ -367,19 +367,25 @@ def _pruned(rows: _Rows, is_pos: np.ndarray, chosen: list[int]) -> list[int]:
 
 
 def _sample(ex: np.ndarray, n: int, max_rows: int = SAMPLE_ROWS, least: int = MIN_SAMPLE) -> np.ndarray:
-    """Indices of the rows whose example is one of at most ``n`` examples drawn with a fixed seed,
-    fewer (the first drawn, at least ``least``) where their rows would pass ``max_rows``."""
+    """Indices of the rows whose example is one of the examples `_draw` keeps."""
     examples = np.unique(ex)
-    chosen = examples
-    if len(examples) > n:
-        chosen = np.random.default_rng(0).choice(examples, size=n, replace=False)
     per_example = np.bincount(np.searchsorted(examples, ex), minlength=len(examples))
-    rows = np.cumsum(per_example[np.searchsorted(examples, chosen)])
-    if rows[-1] > max_rows:
-        chosen = chosen[: max(least, int(np.searchsorted(rows, max_rows, side="right")))]
-    elif len(chosen) == len(examples):
+    chosen = _draw(per_example, n, max_rows, least)
+    if len(chosen) == len(examples):
         return np.arange(len(ex))
-    return np.flatnonzero(np.isin(ex, chosen))
+    return np.flatnonzero(np.isin(ex, examples[chosen]))
+
+
+def _draw(per_example: np.ndarray, n: int, max_rows: int, least: int) -> np.ndarray:
+    """Positions (sorted) of at most ``n`` examples drawn with a fixed seed, fewer (the first
+    drawn, at least ``least``) where their rows (``per_example``) would pass ``max_rows``."""
+    order = np.arange(len(per_example))
+    if len(order) > n:
+        order = np.random.default_rng(0).choice(len(order), size=n, replace=False)
+    rows = np.cumsum(per_example[order])
+    if len(rows) and rows[-1] > max_rows:
+        order = order[: max(least, int(np.searchsorted(rows, max_rows, side="right")))]
+    return np.sort(order).astype(np.int64)
 
 
 def _base_rows(clause: Clause, facts: Facts, max_rows: int) -> Table:
@@ -398,10 +404,9 @@ def _base_rows(clause: Clause, facts: Facts, max_rows: int) -> Table:
 def _some_examples(n: int, rows_each: int) -> Table:
     """The examples a static base of ``rows_each`` rows is crossed with when all ``n`` would be too
     many rows (freeforall's 1,104 moves over thousands of states): as many as ``SAMPLE_ROWS``
-    allows, at least ``MIN_SAMPLE``, drawn with a fixed seed. `_sample` then keeps them all."""
-    size = min(n, SAMPLE, max(MIN_SAMPLE, SAMPLE_ROWS // max(rows_each, 1)))
-    chosen = np.sort(np.random.default_rng(0).choice(n, size=size, replace=False)).astype(np.int64)
-    return Table({"ex": chosen}, size)
+    allows, at least ``MIN_SAMPLE`` (`_draw`, as `_sample` draws). `_sample` then keeps them all."""
+    chosen = _draw(np.full(n, rows_each), SAMPLE, SAMPLE_ROWS, MIN_SAMPLE)
+    return Table({"ex": chosen}, len(chosen))
 
 
 def _labels(table: Table, k: int, facts: Facts, targets: Targets) -> tuple[np.ndarray, np.ndarray] | None:

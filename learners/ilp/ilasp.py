@@ -37,8 +37,8 @@ Beyond the published ILASP*:
   that is complete too (`IlaspLearner._refit`, ``Settings.refit``);
 * ``Settings.complement`` learns a 0-ary target's complement, when the direct program is not exact, as an invented
   ``inv_`` predicate;
-* ``Settings.concepts``: ``goal`` and ``terminal`` learn over a library of closures (recursion)
-  and counts defined from the signature (:mod:`learners.ilp.concepts`); a program that uses one
+* ``Settings.concepts``: ``goal`` and ``terminal`` learn over a library of closures (recursion),
+  counts and lines (``Settings.lines``) defined from the signature (:mod:`learners.ilp.concepts`); a program that uses one
   carries its definition. docs/ilp.md lists the language, the switches and their measured effect.
 
 Budget: the loop stops at ``LOOP_SHARE`` of the budget, one seed's search gets at most
@@ -96,7 +96,7 @@ budget, so that the search over the library, tried when the plain program is not
 left (`IlaspLearner._with_concepts`)."""
 DEFAULTS_SHARE = 0.3
 """Share of a functional target's budget for learning it with defaults, when the direct program
-is not exact (`IlaspLearner._with_defaults`)."""
+is not exact (`IlaspLearner._learn`)."""
 INVERTED = "inv_"
 """Prefix of the invented predicate that holds where the target does not."""
 LOOP_SHARE = 0.75
@@ -242,7 +242,9 @@ class IlaspLearner:
         library (:mod:`learners.ilp.concepts`), and that program stands only if strictly better on
         validate. Returns the task the standing program was learned on (the refit needs it).
         """
-        extended, library = concepts.extend(task) if self.settings.concepts else (task, [])
+        extended, library = (
+            concepts.extend(task, self.settings.lines) if self.settings.concepts else (task, [])
+        )
         if not library:
             return task, self._learn(task, budget, report)
 
@@ -265,8 +267,8 @@ class IlaspLearner:
         """``first`` with ``1 - share`` of the budget; ``second`` only if that program is not
         complete and exact on validate (and ``MIN_REFIT_SECONDS`` are left), with ``REFIT_SHARE``
         of what is left, standing only if strictly better on validate (`_second_try`). The
-        complement and the concept library are both learned this way. Returns the program that
-        stands and whether it is the second."""
+        complement, the defaults and the concept library are learned this way. Returns the
+        program that stands and whether it is the second."""
         remaining = budget.remaining()
         finite = remaining != float("inf")
         program = first(Budget(remaining * (1 - share)) if finite else Budget())
@@ -333,57 +335,40 @@ class IlaspLearner:
         return second
 
     def _learn(self, task: Task, budget: Budget, report: Report = ignore_report) -> LearnedProgram:
-        """Learn the target; a 0-ary target (``terminal``) may also be learned as its complement.
+        """Learn the target; a 0-ary target (``terminal``) may also be learned as its complement,
+        a functional one (``goal``) as its non-default atoms and a default rule per key.
 
         The complement (``terminal :- not inv_terminal.`` with ``inv_terminal`` learned from the
         swapped labels) is an invented predicate: "the game goes on while some box is off its
         target" is one short rule where "the game is over when every box is on a target" is none.
-        It is tried on demand: the direct search gets ``1 - COMPLEMENT_SHARE`` of the budget, and
-        only if its program is not complete and exact on validate does the complement get the
-        rest; it replaces the direct program only if strictly better on validate. (Tried first,
-        the complement overfitted where the positive class is rare: a complement exact on a
-        validate split with two positives was returned at once, and scored 0.5 on test.)
+        The defaults (:mod:`learners.ilp.defaults`): ``goal(white, 0) :- not goal(white, 100).``,
+        with only the wins searched. Both are tried on demand (`_on_demand`): the direct search
+        gets ``1 - COMPLEMENT_SHARE`` (``1 - DEFAULTS_SHARE``) of the budget, and only if its
+        program is not complete and exact on validate does the second learning get the rest; it
+        replaces the direct program only if strictly better on validate. (Tried first, the
+        complement overfitted where the positive class is rare: a complement exact on a validate
+        split with two positives was returned at once, and scored 0.5 on test.)
         """
         self._invert, self._defaults = False, None
         arity0 = len(task.target_atoms) > 0 and not parse_atom(task.target_atoms.names[0])[1]
-        if not arity0:
-            return self._with_defaults(task, budget, report)
-        if not self.settings.complement:
+        defaults = defaults_for(task) if self.settings.defaults and not arity0 else None
+        if arity0 and self.settings.complement:
+            share, what = COMPLEMENT_SHARE, "complement"
+        elif defaults is not None:
+            share, what = DEFAULTS_SHARE, "defaults"
+        else:
             return self._fit(task, budget, report)
 
-        def complement(budget: Budget) -> LearnedProgram:
-            self._invert = True
+        def second(budget: Budget) -> LearnedProgram:
+            self._invert, self._defaults = arity0, defaults
             try:
                 return self._fit(task, budget, ignore_report)
             finally:
-                self._invert = False
+                self._invert, self._defaults = False, None
 
         model, _ = self._on_demand(
-            task, budget, COMPLEMENT_SHARE, lambda budget: self._fit(task, budget, report), complement,
-            "complement", report,
-        )  # fmt: skip
-        return model
-
-    def _with_defaults(self, task: Task, budget: Budget, report: Report) -> LearnedProgram:
-        """Learn the target; a functional one (``goal``) also as its non-default atoms and a default
-        rule per key (:mod:`learners.ilp.defaults`), on demand as the complement is: the direct
-        search gets ``1 - DEFAULTS_SHARE`` of the budget, the defaults only run if its program is
-        not complete and exact on validate, and stand only if strictly better there."""
-        defaults = defaults_for(task) if self.settings.defaults else None
-        if defaults is None:
-            return self._fit(task, budget, report)
-
-        def non_default(budget: Budget) -> LearnedProgram:
-            self._defaults = defaults
-            try:
-                return self._fit(task, budget, ignore_report)
-            finally:
-                self._defaults = None
-
-        model, _ = self._on_demand(
-            task, budget, DEFAULTS_SHARE, lambda budget: self._fit(task, budget, report), non_default,
-            "defaults", report,
-        )  # fmt: skip
+            task, budget, share, lambda budget: self._fit(task, budget, report), second, what, report
+        )
         return model
 
     def _add_profile(self, earlier: Profile) -> None:
@@ -415,6 +400,7 @@ class IlaspLearner:
             report(model)
             return model
         bias = bias_for(task, self.settings)
+        widen = self.settings.widen and not parse_atom(task.target_atoms.names[0])[1]
         if self._invert:
             bias = replace(bias, head_pred=INVERTED + bias.head_pred)
         remaining = budget.remaining()
@@ -521,7 +507,7 @@ class IlaspLearner:
             wanted = _to_sample(
                 np.setdiff1d(positives, covered_now, assume_unique=True), sample_rows, targets.n_atoms
             )
-            search = Search(bias, sample, sample_targets, bottom, time.monotonic() + share, wanted)
+            search = Search(bias, sample, sample_targets, bottom, time.monotonic() + share, wanted, widen)
             seed_args = parse_atom(task.target_atoms.names[atom])[1]
             found = search.run(bias.head_pred, seed_args, beam_width)
             if not found.consistent and not found.timed_out:
@@ -709,12 +695,12 @@ def _union(keys: list[np.ndarray]) -> np.ndarray:
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|combine|absence|complement|defaults|refit))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|lines|widen|combine|absence|complement|defaults|refit))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); _noframe, _nocombine, "
-    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _nocomplement, _nodefaults switch a default feature off "
+    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _nolines, _nowiden, _nocomplement, _nodefaults switch a default feature off "
     "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
     example="ilasp",
     symbolic=True,

@@ -28,6 +28,10 @@ dominated). Three details keep the beam useful:
   constant), so permutations do not fill the beam;
 * ties prefer clauses with more variables (``does(P, A)`` before ``beats(A, B)`` pays off).
 
+The search ends with the level of its first consistent clauses; a widening search (a 0-ary
+target: ``terminal``) goes on, for a bounded number of candidates, with the children that cover more
+positives than any clause found, and keeps only consistent clauses wider than those.
+
 When the beam ends without a consistent clause, :meth:`Search.exhaustive` searches breadth-first
 over connected sets of fully lifted bottom literals (Progol-style), which finds rules whose
 literals only pay off together. The best inconsistent clauses are kept as material for the
@@ -49,6 +53,7 @@ from learners.ilp.relations import Table
 NEW = object()
 MAX_NEGATIONS = 200
 LEVEL_AFTER_FOUND = 300
+WIDEN_TESTS = 3000  # candidates tested after the first consistent clause, looking for a wider one
 MAX_CHILDREN = 400  # candidates tested per beam node and level (bottoms with hundreds of statics)  # candidates tested after the first consistent clause of a level
 NEG_CONSTANTS = 6
 MAX_CONSTANTS = 1  # constants in a literal that also has variables (ground fluents are separate)  # constants are tried in a negated literal only for types this small
@@ -148,9 +153,11 @@ class Search:
         bottom: Bottom,
         deadline: float,
         wanted: np.ndarray | None = None,
+        widen: bool = False,
     ):
         """``wanted``: the sample positives the current hypothesis misses (default: all); the beam
-        ranks clauses by how many of these they cover, so each seed looks for what is missing."""
+        ranks clauses by how many of these they cover, so each seed looks for what is missing.
+        ``widen``: after the first consistent clauses, look deeper for a wider one (`run`)."""
         self.bias = bias
         self.s = bias.settings
         self.facts = facts
@@ -163,6 +170,7 @@ class Search:
         self.n_pos = max(len(self.wanted), 1)
         self.n_neg = max(facts.n * targets.table.n - len(targets.positives), 1)
         self.tested = 0
+        self.widen = widen
 
     # -- testing ---------------------------------------------------------------------------------
     def _node(self, clause: Clause, theta: tuple[str, ...], table: Table) -> Node | None:
@@ -244,19 +252,17 @@ class Search:
             named = {
                 lit: Literal(lit.pred, tuple(const if x == a else x for x in lit.args)) for lit in with_a
             }
-            if not all(self._in_language(lit) for lit in named.values()):
+            static = bias.static_preds
+            if not all(
+                _constants_allowed(
+                    sum(1 for x in lit.args if isinstance(x, str)), len(lit.args), lit.pred not in static
+                )
+                for lit in named.values()
+            ):
                 continue
             body = tuple(named.get(lit, lit) for lit in c.body)
             head = tuple(const if x == a else x for x in c.head_args)
             yield Clause(c.head_pred, head, body, c.types), theta, a
-
-    def _in_language(self, lit: Literal) -> bool:
-        """A positive body literal's constants are within the language (see `_positive`)."""
-        n_const = sum(1 for x in lit.args if isinstance(x, str))
-        dynamic = lit.pred not in self.bias.static_preds
-        if n_const == len(lit.args):
-            return dynamic
-        return n_const <= MAX_CONSTANTS or (dynamic and n_const == len(lit.args) - 1)
 
     def _positive(self, c: Clause, theta: tuple[str, ...], existing: list[int]):
         bias, bottom = self.bias, self.bottom
@@ -278,12 +284,10 @@ class Search:
                 named = [cst] if bias.may_name(cst) else []
                 options.append(link + named if link else [NEW, *named])
             for combo in itertools.product(*options):
-                n_const = sum(1 for a in combo if isinstance(a, str))
-                if n_const == len(combo):
-                    if not bottom.dynamic[i]:
-                        continue  # a ground static always holds
-                elif n_const > MAX_CONSTANTS and not (bottom.dynamic[i] and n_const == len(combo) - 1):
-                    continue  # but a fluent may leave one argument open: ``true_jumper(red, 10, Y)``
+                if not _constants_allowed(
+                    sum(1 for a in combo if isinstance(a, str)), len(combo), bottom.dynamic[i]
+                ):
+                    continue
                 fresh: dict[str, int] = {}
                 types_out = list(c.types)
                 theta_out = list(theta)
@@ -347,11 +351,12 @@ class Search:
         if root is None:
             return SearchResult([], [], self.tested, False)
         beam, seen = [root], {_canonical(root.clause, root.theta)}
-        found_at = None  # the search ends with the level where the first consistent clause appears
-        for depth in range(self.s.max_body + 1):
+        widest = 0  # positives of the widest consistent clause so far (0: none yet)
+        widen_until: int | None = None  # the test count where looking for a wider one ends
+        for _ in range(self.s.max_body + 1):
             children: list[Node] = []
             held = Held(self.s.held_cells)
-            level_budget = None  # once a consistent clause appears, test only a few more
+            level_budget = widen_until  # once a consistent clause appears, test only a few more
             for node in beam:
                 if level_budget is not None and self.tested > level_budget:
                     break
@@ -385,6 +390,8 @@ class Search:
                         continue
                     if child.clause.safe():
                         if child.neg == 0:
+                            if child.pos <= widest:
+                                continue  # no wider than one found at a shallower level
                             consistent.append(_bare(child))
                             if level_budget is None:
                                 level_budget = self.tested + LEVEL_AFTER_FOUND
@@ -392,10 +399,22 @@ class Search:
                         partial.append(_bare(child))
                     child.table = held.keep(child.table)
                     children.append(child)
-            if consistent and found_at is None:
-                found_at = depth
-            if not children or len(consistent) >= max_results or found_at is not None:
+            if not children or len(consistent) >= max_results:
                 break
+            if consistent:
+                # the first consistent clauses end the search, unless widening: a short clause
+                # with constants is often a coincidence of a few states (horseshoe's
+                # ``inv_terminal :- true_step(11).``) where a longer one says why (the player to
+                # move has a piece next to a blank); the children covering more positives than
+                # any found go on, for at most ``WIDEN_TESTS`` more candidates
+                if not self.widen:
+                    break
+                widest = max(n.pos for n in consistent)
+                if widen_until is None:
+                    widen_until = self.tested + WIDEN_TESTS
+                children = [n for n in children if n.pos > widest]
+                if not children or self.tested >= widen_until:
+                    break
             # ties: prefer more variables (a literal that binds new variables without changing the
             # coverage yet, like does(A, Action) before beats(Action, B), is kept on the plateau)
             width = beam_width or self.s.beam
@@ -499,6 +518,15 @@ class Search:
         return SearchResult(
             [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out
         )
+
+
+def _constants_allowed(n_const: int, arity: int, dynamic: bool) -> bool:
+    """Whether a positive body literal with ``n_const`` constants is in the language: at most
+    ``MAX_CONSTANTS`` besides its variables, or a fluent with one argument open
+    (``true_jumper(red, 10, Y)``), or a ground fluent (a ground static always holds)."""
+    if n_const == arity:
+        return dynamic
+    return n_const <= MAX_CONSTANTS or (dynamic and n_const == arity - 1)
 
 
 def _bare(node: Node) -> Node:

@@ -14,6 +14,12 @@
   ``true_edge_plus(a, f)`` from the concept library (a recursive definition).
 * ``coins``: the game ends when at least four of six coins show heads: the count
   ``count_true_coin_2(heads, 4)`` from the concept library.
+* ``rows``: the game ends when three x stand in a row, a column or a diagonal of a 4x4 board:
+  the line ``line_true_cell_1_2(x, 3)`` from the concept library (recursive over four
+  directions); each direction and start is a rule of its own without it.
+* ``lamps``: the game ends when lamps 1 and 2 are on; each state has its own step number, so
+  ``terminal :- true_step(17).`` is consistent for every seed, one literal shorter than the rule:
+  only a widening search (``Settings.widen``) goes on to the clause that covers more.
 * ``race``: the game ends when red reaches column 6, in any row; the test has a row no
   training positive has, so only ``true_at(red, 6, Row)`` (a fluent with one argument open)
   is exact, not one ground rule per row.
@@ -161,6 +167,58 @@ def _coins(seed: int, n: int) -> DatFile:
         sides = [str(rng.choice(["heads", "tails"])) for _ in range(6)]
         background = [f"true_coin({i + 1}, {s})" for i, s in enumerate(sides)]
         examples.append((background, ["terminal"] if sides.count("heads") >= 4 else []))
+    return DatFile(["terminal"], [], examples)
+
+
+ROWS_TYP = """
+true :: prop -> bool.
+terminal :: bool.
+cell :: pos -> pos -> mark -> prop.
+1, 2, 3, 4 :: pos.
+x, o, b :: mark.
+"""
+
+
+def _three_in_a_line(board: dict[tuple[int, int], str], mark: str) -> bool:
+    steps = ((1, 0), (0, 1), (1, 1), (1, -1))
+    return any(
+        all(board.get((x + i * dx, y + i * dy)) == mark for i in range(3))
+        for x, y in board
+        for dx, dy in steps
+    )
+
+
+def _rows(seed: int, n: int) -> DatFile:
+    """terminal iff three x stand in a line (row, column or diagonal) of a 4x4 board."""
+    rng = np.random.default_rng(seed)
+    examples = []
+    for _ in range(n):
+        board = {
+            (x, y): str(rng.choice(["x", "o", "b"], p=[0.3, 0.3, 0.4]))
+            for x in range(1, 5)
+            for y in range(1, 5)
+        }
+        background = [f"true_cell({x}, {y}, {m})" for (x, y), m in sorted(board.items())]
+        examples.append((background, ["terminal"] if _three_in_a_line(board, "x") else []))
+    return DatFile(["terminal"], [], examples)
+
+
+LAMPS_TYP = (
+    "true :: prop -> bool.\nterminal :: bool.\nlight :: lamp -> state -> prop.\nstep :: int -> prop.\n"
+    "1, 2, 3 :: lamp.\non, off :: state.\n" + ", ".join(str(k) for k in range(1, 1201)) + " :: int.\n"
+)
+
+
+def _lamps(seed: int, n: int) -> DatFile:
+    """terminal iff lamps 1 and 2 are on; every state (of every split) has a step of its own."""
+    rng = np.random.default_rng(seed)
+    examples = []
+    for i in range(n):
+        lights = {lamp: str(rng.choice(["on", "off"], p=[0.67, 0.33])) for lamp in (1, 2, 3)}
+        background = [f"true_light({lamp}, {s})" for lamp, s in lights.items()] + [
+            f"true_step({seed * 300 + i})"
+        ]
+        examples.append((background, ["terminal"] if lights[1] == lights[2] == "on" else []))
     return DatFile(["terminal"], [], examples)
 
 
@@ -323,7 +381,16 @@ def _task(game: str, target: str, make) -> object:
         "race": RACE_TYP,
         "maze": MAZE_TYP,
     }
-    typ = (typs | {"coins": COINS_TYP, "goals": GOALS_TYP, "goals_home": GOALS_TYP}).get(game, BOARD_TYP)
+    typ = (
+        typs
+        | {
+            "coins": COINS_TYP,
+            "goals": GOALS_TYP,
+            "goals_home": GOALS_TYP,
+            "rows": ROWS_TYP,
+            "lamps": LAMPS_TYP,
+        }
+    ).get(game, BOARD_TYP)
     dats = {"train": make(1, 300), "validate": make(2, 100), "test": make(3, 200)}
     return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ"))
 
@@ -505,15 +572,17 @@ def test_complement_learns_all_lights_on():
 
 
 @pytest.mark.parametrize(
-    ("game", "make", "rule"),
+    ("game", "make", "rule", "without_it"),
     [
-        ("maze", _maze, "terminal :- true_edge_plus(a,f)."),
-        ("coins", _coins, "terminal :- count_true_coin_2(heads,4)."),
+        ("maze", _maze, "terminal :- true_edge_plus(a,f).", "ilasp_noconcepts"),
+        ("coins", _coins, "terminal :- count_true_coin_2(heads,4).", "ilasp_noconcepts"),
+        ("rows", _rows, "terminal :- line_true_cell_1_2(x,3).", "ilasp_nolines"),
     ],
 )
-def test_concept_library_learns_reachability_and_a_count(game, make, rule):
-    """A recursive concept and a count, each one literal over the library; the program carries the
-    definition, so it predicts from the plain backgrounds (no library atoms in the test split)."""
+def test_concept_library_learns_reachability_a_count_and_a_line(game, make, rule, without_it):
+    """A recursive concept, a count and a line, each one literal over the library; the program
+    carries the definition, so it predicts from the plain backgrounds (no library atoms in the
+    test split)."""
     task = _task(game, "terminal", make).for_predicate("terminal")
     learner = make_learner("ilasp")
     model = learner.fit(task.learning_view(), Budget(20))
@@ -522,10 +591,21 @@ def test_concept_library_learns_reachability_and_a_count(game, make, rule):
     assert (
         "#count" in model.rules()
         or "true_edge_plus(X,Z) :- true_edge(X,Y), true_edge_plus(Y,Z)." in model.rules()
+        or "line_true_cell_1_2_run(A1+DX,A2+DY,A3,DX,DY,L)" in model.rules()
     )
     assert _test_ba(model, task) == 1.0, model.rules()
-    without = make_learner("ilasp_noconcepts").fit(task.learning_view(), Budget(5))
+    without = make_learner(without_it).fit(task.learning_view(), Budget(5))
     assert _test_ba(without, task) < 1.0, without.rules()
+
+
+def test_a_widening_search_finds_the_rule_behind_one_state_coincidences():
+    """Every seed's first consistent clause is its own step (one literal); the rule has two."""
+    task = _task("lamps", "terminal", _lamps).for_predicate("terminal")
+    model = make_learner("ilasp_nocomplement").fit(task.learning_view(), Budget(10))
+    assert model.rules() == "terminal :- true_light(2,on), true_light(1,on).", model.rules()
+    assert _test_ba(model, task) == 1.0
+    without = make_learner("ilasp_nocomplement_nowiden").fit(task.learning_view(), Budget(10))
+    assert "true_step(" in without.rules() and _test_ba(without, task) < 1.0, without.rules()
 
 
 def test_head_variables_that_share_a_seed_value_stay_distinct():
@@ -585,6 +665,20 @@ def test_defaults_need_one_value_per_key_in_every_example():
     assert defaults_for(_task("goals", "goal", _goals).for_predicate("goal")) is not None
 
 
+def test_default_rules_spell_constants_as_the_evaluator_reads_them():
+    """A role named ``White`` is a quoted string in ASP, not a variable: the default rule says
+    ``goal("White",0)``, and predicts like any other rule."""
+    typ = "true :: prop -> bool.\ngoal :: role -> score -> bool.\nwon :: role -> prop.\nWhite :: role.\n0, 100 :: score.\n"
+    rows = [([], ["goal(White, 0)"])] * 5 + [(["true_won(White)"], ["goal(White, 100)"])]
+    dats = {s: DatFile(["goal(White, 0)", "goal(White, 100)"], [], rows) for s in ("train", "test")}
+    task = task_from_dats("w", "goal", dats, signature=parse_typ(typ, "w.typ")).for_predicate("goal")
+    defaults = defaults_for(task)
+    assert defaults is not None
+    assert defaults.rules == 'goal("White",0) :- not goal("White",100).'
+    model = make_learner("ilasp").fit(task.learning_view(), Budget(5))
+    assert _test_ba(model, task) == 1.0, model.rules()
+
+
 def test_feature_switches_in_the_name():
     s = make_learner("ilasp_b4_noframe_complement").settings
     assert (s.max_body, s.frame, s.complement, s.combine, s.absence) == (4, False, True, True, True)
@@ -597,6 +691,8 @@ def test_feature_switches_in_the_name():
     assert (s.frame_cover, s.frame_equal, s.frame, s.frame_constants) == (False, False, True, True)
     s = make_learner("ilasp_nodefaults").settings
     assert (s.defaults, s.complement, s.concepts) == (False, True, True)
+    s = make_learner("ilasp_nolines_nowiden").settings
+    assert (s.lines, s.widen, s.concepts, s.defaults) == (False, False, True, True)
 
 
 def test_memory_bound_drops_tables_without_changing_the_search():
