@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import iggp_dir, peak_rss_mb, print_table  # noqa: E402
 from tasks import bundled  # noqa: E402
-from tasks.check import check_game  # noqa: E402
 from tasks.generate import generate_game  # noqa: E402
 from tasks.iggp import Dataset  # noqa: E402
+from tasks.oracle import check_game  # noqa: E402
 
 
 def bench_generation(episodes: int, steps: int, seed: int) -> list[dict]:

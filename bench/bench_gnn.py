@@ -1,12 +1,26 @@
 """GraphLog GNNs on this machine: throughput (graphs/s, train and inference) and reduced-scale accuracy.
 
     python bench/bench_gnn.py                       # throughput of the six models, one small world
+    python bench/bench_gnn.py --models param-rgcn,gat-egat --device cuda --concurrent 8
     python bench/bench_gnn.py --accuracy            # + supervised accuracy on a reduced suite
     python bench/bench_gnn.py --accuracy --worlds 3 --train 1000 --epochs 20 --json
 
-Throughput: graphs per second of one training pass (forward, backward, Adam step) and of
-inference, batch size 32 / 256, one torch thread (what a ``num_cpus: 1`` job gets), best of
-``--repeats``. Accuracy: each of the six models trained single-world supervised on the first
+Throughput: graphs per second of training passes (forward, backward, Adam step) over the train
+split at ``--batch-size`` (default 32, the paper's), best of ``--repeats`` after one warm-up pass,
+and of inference (batch 256). ``--collate`` picks the input pipeline: ``device`` (the split resident
+on the device, batches gathered there, no host sync per step: what training uses), ``host`` (the
+former loop: numpy collation and a host-to-device copy per batch, the loss read every step), or
+``both`` (default: one table, old and new side by side). ``--device`` cpu|cuda|auto;
+``--concurrent N`` runs N jobs side by side on that device (processes started with spawn, each
+training its own copy; they start timing together) and reports graphs/s per job and in all.
+On the CPU each job uses ``--threads`` torch threads (default 1, what a ``num_cpus: 1`` job gets);
+``train_graphs_per_cpu_s`` divides by the job process's CPU time instead of wall time (on a shared
+machine it moves far less with the load).
+The table names the device (the GPU's name, or the CPU model and threads) and, on CUDA, the GPU
+utilisation and memory sampled with nvidia-smi while the jobs ran ("n/a" on the CPU).
+Deterministic algorithms are on, as in a job (``--no-deterministic`` to measure their cost).
+
+Accuracy: each of the six models trained single-world supervised on the first
 ``--worlds`` worlds of a reduced suite (sizes and epochs printed with the table); chance is the
 majority class rate of the test split, printed beside it. With ``--knn`` the ``knn5`` learner
 runs on the same worlds through the common Task encoding, for reference. With ``--ilp`` the
@@ -69,40 +83,200 @@ def variants(args: argparse.Namespace) -> str:
     )
 
 
-def throughput(world, args: argparse.Namespace) -> list[dict]:
+def resolve_device(name: str) -> str:
+    """``auto``: cuda when this machine has a GPU torch can use, else cpu."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda: torch sees no CUDA device here (use --device auto or cpu)")
+    return name
+
+
+def cpu_name() -> str:
+    """The CPU model as /proc/cpuinfo names it (the platform's processor string elsewhere)."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def throughput_job(spec: dict, world, barrier=None, out=None) -> dict:
+    """One job: build the model, one warm-up pass, then ``repeats`` timed training passes and one
+    inference pass. With a ``barrier`` (``--concurrent``), every job starts timing together; the
+    result goes to ``out`` (a queue) as well as being returned."""
     import torch
 
     from learners.base import Budget
     from learners.gnn.modules import GraphLogNet
-    from learners.gnn.train import TrainConfig, make_optimizer, pick_device, predict_classes, train_steps
+    from learners.gnn.train import (
+        TrainConfig,
+        build_net,
+        make_optimizer,
+        predict_classes,
+        train_steps,
+        use_deterministic,
+    )
 
-    device = pick_device()
-    rows = []
+    use_deterministic(spec["deterministic"])  # before the first CUDA call, as in a job
+    device = torch.device(spec["device"])
+    if device.type == "cpu":
+        torch.set_num_threads(spec["threads"])
+    cfg = TrainConfig(
+        batch_size=spec["batch_size"], pipeline=spec["collate"], deterministic=spec["deterministic"],
+        autocast=spec["autocast"], compile=spec["compile"],
+    )  # fmt: skip
+    net = build_net(lambda: GraphLogNet(spec["net"]), 0, device)
+    opt = make_optimizer(net, cfg)
+
+    def one_pass(r: int) -> tuple[float, float]:
+        """Wall and CPU seconds of one pass (CPU time: this process's, robust to a loaded machine)."""
+        t, c = time.perf_counter(), time.process_time()
+        losses = list(train_steps(net, opt, world, "train", cfg, np.random.default_rng(r), Budget()))
+        torch.stack(losses).sum().item()  # wait for the device: the pass is done when its losses are
+        return time.perf_counter() - t, time.process_time() - c
+
+    one_pass(10**6)  # warm-up: kernels, allocator, the split's copy to the device
+    if barrier is not None:
+        barrier.wait()
+    began = time.time()
+    passes = [one_pass(r) for r in range(spec["repeats"])]
+    ended = time.time()
+    train_s, cpu_s = min(w for w, _ in passes), min(c for _, c in passes)
+    t = time.perf_counter()
+    predict_classes(net, world, "test", pipeline=spec["collate"])
+    infer_s = time.perf_counter() - t
     n_train = len(world.splits["train"])
-    n_test = len(world.splits["test"])
-    for rep, comp in MODELS:
-        torch.manual_seed(0)
-        net = GraphLogNet(model_config(rep, comp, args)).to(device)
-        opt = make_optimizer(net, TrainConfig())
-        train_s, infer_s = [], []
-        for r in range(args.repeats):
-            t = time.perf_counter()
-            list(train_steps(net, opt, world, "train", TrainConfig(), np.random.default_rng(r), Budget()))
-            train_s.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            predict_classes(net, world, "test")
-            infer_s.append(time.perf_counter() - t)
-        rows.append(
-            {
+    res = {
+        "train_graphs_per_s": n_train / train_s,
+        "train_graphs_per_cpu_s": n_train / cpu_s,
+        "infer_graphs_per_s": len(world.splits["test"]) / infer_s,
+        "graphs": n_train * spec["repeats"],
+        "began": began,
+        "ended": ended,
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else
+        f"{cpu_name()}, {torch.get_num_threads()} thread(s) per job",
+        "params": sum(p.numel() for p in net.parameters()),
+    }  # fmt: skip
+    if out is not None:
+        out.put(res)
+    return res
+
+
+class GpuSampler:
+    """Samples GPU utilisation and memory with nvidia-smi in a background thread while jobs run."""
+
+    QUERY = ["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"]
+
+    def __init__(self, enabled: bool, every_s: float = 0.2):
+        import threading
+
+        self.enabled, self.every_s = enabled, every_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import subprocess
+
+        while not self._stop.wait(self.every_s):
+            try:
+                line = subprocess.run(self.QUERY, capture_output=True, text=True, timeout=5).stdout
+                util, mem = (float(x) for x in line.splitlines()[0].split(","))
+            except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+                continue
+            self.samples.append((util, mem))
+
+    def __enter__(self) -> GpuSampler:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self.enabled:
+            self._thread.join()
+
+    def summary(self) -> tuple[str, str]:
+        """Mean utilisation (%) and peak memory (MiB) while sampled; "n/a" without samples."""
+        if not self.samples:
+            return "n/a", "n/a"
+        return f"{np.mean([u for u, _ in self.samples]):.0f}", f"{max(m for _, m in self.samples):.0f}"
+
+
+def run_jobs(spec: dict, world, concurrent: int) -> list[dict]:
+    """``concurrent`` copies of one throughput job, side by side (spawned processes), or one here."""
+    if concurrent <= 1:
+        return [throughput_job(spec, world)]
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # never fork a process that may hold a CUDA context
+    barrier, out = ctx.Barrier(concurrent), ctx.Queue()
+    procs = [ctx.Process(target=throughput_job, args=(spec, world, barrier, out)) for _ in range(concurrent)]
+    for p in procs:
+        p.start()
+    results = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+        if p.exitcode != 0:
+            raise RuntimeError(f"a throughput job exited with {p.exitcode}")
+    return results
+
+
+def throughput(world, args: argparse.Namespace) -> list[dict]:
+    """Per model and input pipeline: per-job and total training graphs/s, side by side."""
+    device = resolve_device(args.device)
+    rows = []
+    for rep, comp in selected_models(args):
+        reference = None
+        for collate in ["host", "device"] if args.collate == "both" else [args.collate]:
+            spec = {
+                "device": device, "threads": args.threads, "batch_size": args.batch_size, "collate": collate,
+                "deterministic": args.deterministic, "repeats": args.repeats, "net": model_config(rep, comp, args),
+                "autocast": args.autocast, "compile": args.compile,
+            }  # fmt: skip
+            with GpuSampler(device == "cuda") as gpu:
+                jobs = run_jobs(spec, world, args.concurrent)
+            wall = max(j["ended"] for j in jobs) - min(j["began"] for j in jobs)
+            total = sum(j["graphs"] for j in jobs) / wall if len(jobs) > 1 else jobs[0]["train_graphs_per_s"]
+            util, mem = gpu.summary()
+            row = {
                 "model": f"{rep}-{comp}",
+                "collate": collate + (" (old)" if collate == "host" else ""),
+                "device": jobs[0]["device_name"],
+                "batch": args.batch_size,
                 "dim": args.dim,
-                "device": device.type,
-                "train_graphs_per_s": n_train / min(train_s),
-                "infer_graphs_per_s": n_test / min(infer_s),
-                "params": sum(p.numel() for p in net.parameters()),
+                "jobs": len(jobs),
+                "train_graphs_per_s_per_job": float(np.mean([j["train_graphs_per_s"] for j in jobs])),
+                "train_graphs_per_s_all": total,
+                "train_graphs_per_cpu_s": float(np.mean([j["train_graphs_per_cpu_s"] for j in jobs])),
+                "infer_graphs_per_s_per_job": float(np.mean([j["infer_graphs_per_s"] for j in jobs])),
+                "gpu_util_pct": util,
+                "gpu_mem_mib": mem,
             }
-        )
+            reference = reference or row
+            row["x_vs_host"] = row["train_graphs_per_s_all"] / reference["train_graphs_per_s_all"]
+            rows.append(row)
     return rows
+
+
+def selected_models(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """``--models`` (e.g. ``param-rgcn,gat-egat``), else the six."""
+    if not args.models:
+        return MODELS
+    chosen = [tuple(m.split("-", 1)) for m in args.models.split(",")]
+    unknown = [f"{r}-{c}" for r, c in chosen if (r, c) not in MODELS]
+    if unknown:
+        sys.exit(
+            f"--models: unknown {', '.join(unknown)}; choose from {', '.join(f'{r}-{c}' for r, c in MODELS)}"
+        )
+    return [(r, c) for r, c in chosen]
 
 
 def accuracy(worlds, args: argparse.Namespace) -> list[dict]:
@@ -348,6 +522,27 @@ def main() -> None:
         "--ilp-rules", action="store_true", help="print the learned clauses that are not world rules"
     )
     ap.add_argument("--throughput", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--device", choices=["cpu", "cuda", "auto"], default="auto", help="throughput device")
+    ap.add_argument("--batch-size", type=int, default=32, help="training batch size (the paper's: 32)")
+    ap.add_argument("--concurrent", type=int, default=1, help="throughput jobs side by side on the device")
+    ap.add_argument(
+        "--collate", choices=["host", "device", "both"], default="both",
+        help="input pipeline: host (the former loop, as a reference), device, or both side by side",
+    )  # fmt: skip
+    ap.add_argument("--models", default="", help="throughput of these models only, e.g. param-rgcn,gat-egat")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per job on the CPU")
+    ap.add_argument(
+        "--autocast", action=argparse.BooleanOptionalAction, default=True,
+        help="bfloat16 autocast on the GPU, as in a job (--no-autocast: float32)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--compile", action="store_true",
+        help="torch.compile the composition module (GPU only; off in jobs: unmeasured)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--deterministic", action=argparse.BooleanOptionalAction, default=True,
+        help="deterministic algorithms, as in a job (--no-deterministic: measure their cost)",
+    )  # fmt: skip
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -357,7 +552,10 @@ def main() -> None:
         print_table(
             throughput(worlds[0], args),
             args.json,
-            f"GNN throughput on {worlds[0].name} ({sizes}), 1 thread, {variants(args)}",
+            f"GNN training throughput on {worlds[0].name} ({sizes}), batch {args.batch_size}, dim {args.dim}, "
+            f"{args.concurrent} job(s), deterministic {'on' if args.deterministic else 'off'}, "
+            f"autocast {'on' if args.autocast else 'off'} (GPU), compile {'on (GPU only)' if args.compile else 'off'}, "
+            f"{variants(args)}",
         )
     if args.accuracy:
         rows = accuracy(worlds, args)
@@ -368,7 +566,7 @@ def main() -> None:
             f"{args.epochs} epochs, dim {args.dim}, "
             f"dropout {'paper (0.4)' if args.dropout is None else args.dropout}, {variants(args)}",
         )
-        summary = []
+        summary: list[dict] = []
         for rep, comp in MODELS:
             accs = [r["test_acc"] for r in rows if r["model"] == f"{rep}-{comp}"]
             summary.append({"model": f"{rep}-{comp}", "mean_test_acc": float(np.mean(accs))})

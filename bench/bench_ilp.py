@@ -24,7 +24,6 @@ profiling the learner.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import sys
 import time
 from collections import defaultdict
@@ -34,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import SHARED, iggp_dir, print_table  # noqa: E402
+from procs.child import Child, start_child  # noqa: E402
 
 SCORING_S = 300.0
 """Seconds allowed to score a model on test (clingo evaluation of big tasks) before giving up."""
@@ -56,7 +56,7 @@ class Job:
     peak_rss: int = 0  # bytes: the learning process's high-water mark (VmHWM), polled by the driver
 
 
-def _worker(root: str, job: Job, budget: float, conn, learner_name: str = "ilasp") -> None:
+def _worker(conn, root: str, job: Job, budget: float, learner_name: str = "ilasp") -> None:
     """Child process: load, learn (streaming each reported model), score on test."""
     from learners.base import Budget, make_learner
     from learners.ilp.evaluate import RuleModel
@@ -104,7 +104,7 @@ def _nothing(task) -> tuple[int, int, int, int] | None:
     return (c.tp, c.fp, c.tn, c.fn)
 
 
-def _score_worker(root: str, job: Job, conn) -> None:
+def _score_worker(conn, root: str, job: Job) -> None:
     from learners.ilp.evaluate import RuleModel
     from learners.metrics import count
     from tasks.iggp import Dataset
@@ -135,25 +135,22 @@ def _hwm(pid: int | None) -> int:
 def run_jobs(
     root: str, jobs: list[Job], budget: float, workers: int, grace: float, log, learner: str = "ilasp"
 ) -> None:
-    """Run every job with at most ``workers`` processes; kill each at budget + grace."""
-    ctx = mp.get_context("fork")
+    """Run every job with at most ``workers`` processes (`procs.child`); kill each at budget + grace."""
     pending = list(jobs)
-    running: list[tuple[Job, mp.Process, object, float, bool]] = []  # job, proc, conn, deadline, scoring
+    running: list[tuple[Job, Child, float, bool]] = []  # job, process, deadline, scoring
     while pending or running:
         while pending and len(running) < workers:
             job = pending.pop(0)
-            parent, child = ctx.Pipe(duplex=False)
             scoring = job.status == "timeout"
             target = _score_worker if scoring else _worker
-            args = (root, job, child) if scoring else (root, job, budget, child, learner)
-            proc = ctx.Process(target=target, args=args, daemon=True)
-            proc.start()
-            child.close()
+            args = (root, job) if scoring else (root, job, budget, learner)
+            proc = start_child(target, args)
             # loading time is not budget: the deadline is re-set when the child says it started
-            running.append((job, proc, parent, time.monotonic() + budget + grace + 300, scoring))
+            running.append((job, proc, time.monotonic() + budget + grace + 300, scoring))
         time.sleep(0.05)
         still = []
-        for job, proc, conn, deadline, scoring in running:
+        for job, proc, deadline, scoring in running:
+            conn = proc.channel
             done = False
             if not scoring:
                 job.peak_rss = max(job.peak_rss, _hwm(proc.pid))
@@ -191,12 +188,11 @@ def run_jobs(
                 elif scoring or job.status == "ok":
                     job.status, job.why = "error", job.why or "scoring timed out"
             if done:
-                proc.join(timeout=1)
-                conn.close()
+                proc.close()
                 if job.counts is not None or job.status == "error":
                     log(job)
             else:
-                still.append((job, proc, conn, deadline, scoring))
+                still.append((job, proc, deadline, scoring))
         running = still
 
 

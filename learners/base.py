@@ -1,4 +1,4 @@
-"""The learner contract: ``Learner.fit(task, budget, report) -> Model`` and ``Model.predict(split)``.
+"""The learner contract: ``Learner.fit(task, budget, report) -> Model`` and ``Model.predict(task, split)``.
 
 Why this shape:
 
@@ -19,7 +19,7 @@ a regular expression (``knn(?P<k>\\d+)`` accepts ``knn1``, ``knn5``, ``knn13``);
 each to the type the factory annotates (``k: int``) once, so factories never parse strings.
 
 A learner may say that it does not apply to a task (``applies(task) -> (bool, reason)``, see
-:func:`learner_applies`): the orchestrator then records the job as ``skipped`` with the reason,
+:func:`learner_applies`): the orchestrator then records the job as ``not_applicable`` with the reason,
 instead of running it into an error.
 
 Families outside this repository register through the Python entry-point group ``orch.learners``
@@ -29,13 +29,12 @@ imported. The whole contract, with a template, is in docs/adding-a-learner.md.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 import time
 import typing
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -104,15 +103,39 @@ class Learner(Protocol):
     name: str
 
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> Model:
-        """Learn from ``task`` (a :meth:`~tasks.task.Task.learning_view`: no test split) within ``budget``."""
+        """Learn from ``task`` (a :meth:`~tasks.task.Task.learning_view`: no test split) within ``budget``.
+
+        Optionally ``fit`` also takes ``seed: int | None`` (the job's seed, :func:`fit_with_seed`),
+        and the learner has ``prepare()``: a warm-up (imports) run before the budget starts.
+        """
         ...
+
+
+def budget_cut(model: Model) -> bool:
+    """Whether ``model`` says that the budget cut its learner's search (an optional ``budget_cut``
+    attribute): a learner that stops itself at its budget and returns its best model so far has
+    been stopped by the budget all the same, so its job is stored as ``timeout``, not ``ok``."""
+    return bool(getattr(model, "budget_cut", False))
+
+
+def fit_with_seed(learner: Learner, task: Task, budget: Budget, report: Report, seed: int | None) -> Model:
+    """``learner.fit``, handing the job's seed to a learner whose ``fit`` takes one (``seed=``).
+
+    The seed is explicit for learners that sample (the GNNs' initialisation and batch order): a
+    learner that draws from its own generator seeded here reruns identically, whatever else used
+    the process's global generators. Learners without the parameter get the job's seed through the
+    global generators (numpy, random, torch), which the worker seeds per job anyway.
+    """
+    if seed is not None and "seed" in inspect.signature(learner.fit).parameters:
+        return learner.fit(task, budget, report=report, seed=seed)  # type: ignore[call-arg]
+    return learner.fit(task, budget, report=report)
 
 
 def learner_applies(learner: Learner, task: Task) -> tuple[bool, str]:
     """Whether ``learner`` can learn ``task`` at all, and if not why (one line, for the skip record).
 
     Learners without an ``applies`` method apply to every task. A learner that cannot apply (a
-    GraphLog-only GNN on an IGGP game) says so here, so its job is recorded as ``skipped`` with the
+    GraphLog-only GNN on an IGGP game) says so here, so its job is recorded as ``not_applicable`` with the
     reason rather than failing inside ``fit`` as an error.
     """
     check = getattr(learner, "applies", None)
@@ -120,6 +143,55 @@ def learner_applies(learner: Learner, task: Task) -> tuple[bool, str]:
         return True, ""
     ok, reason = check(task)
     return bool(ok), "" if ok else str(reason or f"{learner.name} does not apply to {task.name}")
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What a learner family needs beyond orch itself, declared as data in its registration.
+
+    Why: a sweep that asks for a learner whose packages are missing should stop before Ray starts,
+    with one line saying what to install, instead of failing job by job with ``ModuleNotFoundError``;
+    and a learner that learns one kind of task source only (GraphLog worlds) should be refused on
+    another kind before anything runs. The orchestrator reads these fields; the learner is never
+    imported or built to check them.
+
+    * ``modules``: top-level modules that must be importable (checked with
+      :func:`importlib.util.find_spec`, which imports nothing);
+    * ``extra``: the ``orch`` extra that installs them (``pip install 'orch[gnn]'``);
+    * ``gpu``: ``"never"``, ``"preferred"`` (uses one when its worker has one, else the CPU) or
+      ``"required"``;
+    * ``sources``: the task source kinds it learns (``"iggp"``: a directory in the IGGP layout or the
+      bundled games; ``"graphlog"``: ``graphlog:DIR``); empty means every kind.
+    """
+
+    modules: tuple[str, ...] = ()
+    extra: str = ""
+    gpu: str = "never"
+    sources: tuple[str, ...] = ()
+
+    def missing(self) -> list[str]:
+        """The required modules that cannot be imported here (in declaration order)."""
+        import importlib.util
+
+        out = []
+        for module in self.modules:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):  # a parent package that is missing or broken
+                found = False
+            if not found:
+                out.append(module)
+        return out
+
+    def install_hint(self) -> str:
+        """What to run to get the missing modules: ``pip install 'orch[gnn]'`` or the module names."""
+        if self.extra:
+            return f"pip install 'orch[{self.extra}]'"
+        return "pip install " + " ".join(self.missing() or self.modules)
+
+    def applies_to(self, kind: str) -> bool:
+        """Whether the family learns tasks of the task source kind ``kind`` (``iggp``, ``graphlog``)."""
+        return not self.sources or kind in self.sources
 
 
 @dataclass(frozen=True)
@@ -136,6 +208,7 @@ class LearnerSpec:
     symbolic: bool = False
     types: dict[str, Callable[[str], Any]] = field(default_factory=dict)
     origin: str = ""
+    requires: Requirements = field(default_factory=lambda: Requirements())
 
     def match(self, name: str) -> dict[str, str] | None:
         """The name's parameters as written (strings; None for an absent optional group)."""
@@ -197,6 +270,8 @@ def register(
     example: str = "",
     testing: bool = False,
     symbolic: bool = False,
+    requires: Requirements | Sequence[str] = (),
+    extra: str = "",
 ) -> Callable[[Callable[..., Learner]], Callable[..., Learner]]:
     """Class/function decorator: make a learner family available by name.
 
@@ -205,12 +280,15 @@ def register(
     flag group, else ``str``); a group that did not match is left out. ``testing`` marks learners
     that exist to test the orchestrator (they stay usable, but listings leave them out).
     ``symbolic``: the family's models give rules (``Model.rules()``), stored as ``program``.
+    ``requires``: what the family needs (:class:`Requirements`), or just the module names, with
+    ``extra`` naming the ``orch`` extra that installs them (``requires=("torch",), extra="gnn"``).
     """
+    needs = requires if isinstance(requires, Requirements) else Requirements(tuple(requires), extra)
 
     def deco(factory: Callable[..., Learner]) -> Callable[..., Learner]:
         _REGISTRY[pattern] = LearnerSpec(
             pattern, factory, description, params, resources or {"num_cpus": 1}, example or pattern,
-            testing, symbolic, _param_types(factory, pattern), getattr(factory, "__module__", ""),
+            testing, symbolic, _param_types(factory, pattern), getattr(factory, "__module__", ""), needs,
         )  # fmt: skip
         return factory
 
@@ -223,64 +301,81 @@ class UnknownLearner(KeyError):
 
 
 ENTRY_POINT_GROUP = "orch.learners"
-"""Entry-point group of third-party learner families: each entry point names a module to import."""
+"""The one entry-point group every learner family registers through, orch's own (declared in
+orch's pyproject.toml) and third parties' alike: each entry point names a module to import."""
+
+OWN_DISTRIBUTION = "orch"
+"""Entry points of this distribution are orch's own families: one that fails to import is a bug and
+is raised; a third party's is skipped with a warning."""
 
 _plugins: dict[str, str] | None = None  # entry point name -> module, once loaded
 
 
-BUILTIN_MODULES = (
-    "learners.baselines",
-    "learners.knn",
-    "learners.ilp",
-    "learners.gnn",
-    "learners.testing",
-    "learners.template",
-)
-"""The learner families that ship with orch; each module registers itself when imported. A family
-outside orch registers through the ``orch.learners`` entry-point group instead."""
-
-
-def load_builtin_learners() -> None:
-    """Import the built-in learner modules (cheap: no torch at import). Named here, not imported,
-    so that the registry and the families it lists do not import each other."""
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
-
-
-def _load_plugins() -> None:
-    """Register every learner: the built-in families, then the third-party entry points (once)."""
-    load_builtin_learners()
-    if _plugins is None:
-        load_entry_points()
+class RegistryError(RuntimeError):
+    """The registry is inconsistent: two families claim one name, or orch's own are not installed."""
 
 
 def load_entry_points() -> dict[str, str]:
-    """Import every ``orch.learners`` entry point (again: for packages installed since); a plugin
-    that fails to import is skipped with a warning naming it, never taking orch down with it."""
+    """Import every ``orch.learners`` entry point (again: for packages installed since), then check
+    that no two families claim one name. A third-party plugin that fails to import is skipped with a
+    warning naming it, never taking orch down with it."""
     global _plugins
     from importlib.metadata import entry_points
 
     loaded: dict[str, str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
+        own = ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION
         try:
             ep.load()
-        except Exception as e:  # noqa: BLE001 (somebody else's package: report, carry on)
+        except Exception as e:
+            if own:
+                raise
             warnings.warn(
                 f"learner plugin {ep.name!r} ({ep.value}) failed to load: {type(e).__name__}: {e}",
                 stacklevel=2,
             )
             continue
         loaded[ep.name] = ep.value
+    if not any(spec.origin.startswith("learners.") for spec in _REGISTRY.values()):
+        raise RegistryError(
+            "orch's own learners are not registered: install orch (`pip install -e .` in the repository) "
+            f"so that its {ENTRY_POINT_GROUP!r} entry points exist"
+        )
+    check_overlaps(list(_REGISTRY.values()))
     _plugins = loaded
     return loaded
 
 
+def check_overlaps(specs: list[LearnerSpec]) -> None:
+    """Fail when two families' name patterns overlap, checked on each family's example name (and
+    when a name is resolved, on the name itself: :func:`spec_for`). First-registered-wins would
+    let a plugin silently shadow a built-in, or the reverse."""
+    for spec in specs:
+        others = [o for o in specs if o is not spec and o.match(spec.example) is not None]
+        if others:
+            raise RegistryError(_overlap_message(spec.example, [spec, *others]))
+
+
+def _overlap_message(name: str, specs: list[LearnerSpec]) -> str:
+    claims = "; ".join(f"{s.pattern!r} from {s.origin or '?'}" for s in specs)
+    return (
+        f"learner name {name!r} is claimed by {len(specs)} families ({claims}): make their patterns disjoint"
+    )
+
+
+def _load_plugins() -> None:
+    """Register every learner family through the entry points, once."""
+    if _plugins is None:
+        load_entry_points()
+
+
 def spec_for(name: str) -> tuple[LearnerSpec, dict[str, str]]:
     _load_plugins()
-    for spec in _REGISTRY.values():
-        params = spec.match(name)
-        if params is not None:
-            return spec, params
+    matches = [(spec, params) for spec in _REGISTRY.values() if (params := spec.match(name)) is not None]
+    if len(matches) > 1:
+        raise RegistryError(_overlap_message(name, [spec for spec, _ in matches]))
+    if matches:
+        return matches[0]
     known = ", ".join(s.example for s in registered())
     raise UnknownLearner(f"unknown learner {name!r}; known learners: {known}")
 

@@ -11,7 +11,9 @@ They exist to exercise budgets, failure capture and retries with real processes 
 * ``hog<MIB>``        holds MIB MiB resident for 5 s (memory pressure for Ray's memory monitor);
 * ``die``             reports the noop model, then SIGKILLs its own process (a dying job process);
 * ``dieworker``       SIGKILLs its parent process: under ``orch run`` that is the Ray actor hosting
-                      the job (a dying Ray worker).
+                      the job (a dying Ray worker);
+* ``gpusleep<S>``     asks for a GPU as GNN learners do, sleeps S seconds and says which GPUs its
+                      process was given (fractional GPU placement, testable on a CPU machine).
 
 None of these is a rule learner; ``orch learners list`` describes them as test learners.
 """
@@ -26,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from learners.base import Budget, Report, ignore_report, register
+from procs.env import GPU_MEMORY_CAP_ENV, JOB_PROCESS_ENV, MEMORY_CAP_ENV
 from tasks.task import Split, Task
 
 
@@ -113,9 +116,7 @@ class CrashLearner(_TestLearner):
 )
 class OomLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
-        cap = os.environ.get(
-            "ORCH_MEMORY_CAP"
-        )  # set by orchestrator.scheduling.supervise in a capped job process
+        cap = os.environ.get(MEMORY_CAP_ENV)  # set by procs.supervise in a capped job process
         if cap is None:
             raise RuntimeError("oom test learner refuses to run without a memory cap (--memory-per-job)")
         hoard: list = []
@@ -164,10 +165,43 @@ class DieLearner(_TestLearner):
 )
 class DieWorkerLearner(_TestLearner):
     def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
-        # ORCH_JOB_PARENT is set by orchestrator.scheduling.worker in each job process.
-        parent = os.environ.get("ORCH_JOB_PARENT")
+        # set by procs.supervise in each job process
+        parent = os.environ.get(JOB_PROCESS_ENV)
         if parent is None or int(parent) != os.getppid():
             raise RuntimeError("dieworker test learner only runs inside an orch job process")
         os.kill(os.getppid(), signal.SIGKILL)
         time.sleep(60)  # the parent's death takes this process down too (PR_SET_PDEATHSIG)
         raise AssertionError("unreachable: the parent was killed")
+
+
+class SeenModel(NothingModel):
+    """Predicts nothing, and its description says what the job's process saw (for placement tests)."""
+
+    def __init__(self, seen: str) -> None:
+        self.seen = seen
+
+    def describe(self) -> str:
+        return self.seen
+
+
+@register(
+    r"gpusleep(?P<seconds>\d+(?:\.\d+)?)",
+    description="Test learner: asks for a GPU like a GNN, sleeps S seconds, and describes the GPUs it saw.",
+    params="seconds: how long to sleep",
+    resources={"num_cpus": 1, "num_gpus": 1},
+    example="gpusleep1",
+    testing=True,
+)
+class GpuSleepLearner(_TestLearner):
+    """Never touches CUDA: it reports ``CUDA_VISIBLE_DEVICES`` (which Ray sets from the actor's GPU
+    ids, fractional or not), the GPU memory cap its process was given and its wall-clock span, so a
+    test can check placement, the cap and overlap."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> NothingModel:
+        began = time.time()
+        time.sleep(self.seconds)
+        gpus, cap = os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get(GPU_MEMORY_CAP_ENV)
+        return SeenModel(f"gpus={gpus} cap={cap} began={began!r} ended={time.time()!r} pid={os.getpid()}")

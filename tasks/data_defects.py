@@ -1,6 +1,6 @@
 """Known defects of the published IGGP data: where the data is not what its own GDL file gives.
 
-The oracle check (:mod:`tasks.check`) must not pass a game whose examples contradict its GDL, but
+The oracle check (:mod:`tasks.oracle`) must not pass a game whose examples contradict its GDL, but
 two published games contradict theirs in one precise, explainable way each. For those, this module
 holds a *correction*: a textual edit of the published GDL file that makes it reproduce the data.
 A correction is a claim, not a pass: the check applies it, re-evaluates every example of the

@@ -36,10 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.gdl import Engine, Game, flatten
+from tasks.gdl import Engine, Game, GDLError, flatten
+from tasks.gdl.groundable import Groundable
 from tasks.gdl.perstate import PerStateEngine
 from tasks.gdl.types import infer_signature, signature_text
 from tasks.iggp import DatFile, write_dat
+from tasks.quality import target_verdict
 from tasks.signature import Signature, parse_typ
 from tasks.task import SPLITS, TARGETS, format_atom
 
@@ -66,6 +68,7 @@ class Playouts:
     transitions: dict[tuple[bytes, tuple[int, ...]], bytes] = field(default_factory=dict)
     episodes: int = 0
     steps: int = 0
+    terminal_episodes: int = 0  # episodes that reached a terminal state (quality rule never-ends)
 
 
 def play(
@@ -97,6 +100,7 @@ def play(
             for t, joint in enumerate(trace.moves):
                 out.transitions.setdefault((keys[t], tuple(int(m) for m in joint)), keys[t + 1])
             out.steps += len(trace)
+            out.terminal_episodes += bool(trace.terminal)
         out.episodes += n
         if progress is not None:
             progress(n)
@@ -141,6 +145,12 @@ class GeneratedGame:
     distinct_transitions: int
     counts: dict[str, dict[str, int]]
     seconds: float
+    engine: str = ""  # compiled or per-state
+    roles: list[str] = field(default_factory=list)
+    fluents: int = 0
+    terminal_episodes: int = 0
+    targets: dict[str, dict] = field(default_factory=dict)  # per target: splits' counts, excluded reasons
+    leniencies: list[str] = field(default_factory=list)  # spec violations played anyway (docs/gdl.md)
 
     def as_dict(self) -> dict:
         return {
@@ -152,7 +162,37 @@ class GeneratedGame:
             "distinct_transitions": self.distinct_transitions,
             "counts": self.counts,
             "seconds": round(self.seconds, 3),
+            "engine": self.engine,
+            "roles": self.roles,
+            "fluents": self.fluents,
+            "terminal_episodes": self.terminal_episodes,
+            "targets": self.targets,
+            "leniencies": self.leniencies,
         }
+
+
+def _read_game(game_file: Path) -> tuple[Game, list[str]]:
+    """The game, read strictly, or else with the documented leniencies, as `orch games probe` plays it.
+
+    Why: a corpus must not lose a game to a harmless spec violation (an arity clash, a query-bound
+    head variable) that the probe plays anyway; what was forgiven is returned (for the manifest).
+    A violation that is not harmless raises the strict error.
+    """
+    try:
+        return Game.from_file(game_file), []
+    except GDLError as strict:
+        game = Game.from_file(game_file, lenient=True)
+        found = game.leniencies or [str(strict).strip().splitlines()[0]]
+        return game, [m.replace(f"{game_file.parent}/", "") for m in found]  # the same wherever the file is
+
+
+def _quality(files: dict[str, dict[str, DatFile]], playouts: Playouts) -> dict[str, dict]:
+    """Per target: each split's counts and the quality rules it breaks (`tasks.quality`)."""
+    out = {}
+    for target, by_split in files.items():
+        stats, reasons = target_verdict(by_split, len(playouts.states), playouts.terminal_episodes)
+        out[target] = {"splits": {s: st.as_dict() for s, st in stats.items()}, "excluded": reasons}
+    return out
 
 
 #: Relations the dataset leaves out of ``statics:``: GDL bookkeeping (init is the first state,
@@ -164,7 +204,7 @@ NOT_STATICS = frozenset({"init", "base", "legal", "goal", "terminal", "next"})
 _SKIPPED_DISTINCT = re.compile(r"skipped the fact \(distinct ([^\s()]+) ([^\s()]+)\)")
 
 
-def dataset_statics(static_atoms: Iterable[str], game: Game) -> list[str]:
+def dataset_statics(static_atoms: Iterable[str], game: Groundable) -> list[str]:
     """The ``statics:`` section from the game's static atoms (GDL text): flattened and sorted.
 
     Quirk kept for fidelity with the published data: a few games (tron, walkabout) state
@@ -250,7 +290,8 @@ def generate_game(
         if p is not None and not p.is_file():
             raise FileNotFoundError(f"{p}: {what} not found")
     name = game_file.stem
-    engine = Game.from_file(game_file).play_engine(ground_seconds)
+    game, leniencies = _read_game(game_file)
+    engine = game.play_engine(ground_seconds)
     playouts = play(engine, episodes, steps, seed, progress)
     if types_file is None:
         # the per-state engine has no whole grounding: the atoms play met stand in (docs/gdl.md)
@@ -281,4 +322,10 @@ def generate_game(
         len(playouts.transitions),
         counts,
         time.perf_counter() - start,
+        engine="per-state" if isinstance(engine, PerStateEngine) else "compiled",
+        roles=list(engine.roles),
+        fluents=len(engine.fluents),
+        terminal_episodes=playouts.terminal_episodes,
+        targets=_quality(files, playouts),
+        leniencies=leniencies,
     )

@@ -20,12 +20,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from tasks.signature import Signature, parse_typ
+from tasks.escape import escape_atom
+from tasks.signature import Signature, escape_signature, parse_typ
 from tasks.task import SPLITS, TARGETS, Split, Task, Vocabulary, bool_csr
 
 SEPARATOR = "\n---\n"
@@ -85,9 +87,8 @@ def _section_lines(text: str, start: int, end: int) -> tuple[str, list[str]]:
     return header.strip(), [a.strip() for a in rest.split("\n") if a.strip()]
 
 
-def read_dat(path: str | Path) -> DatFile:
-    """Parse a ``.dat`` file. Errors name the file and the line of the offending section."""
-    path = Path(path)
+def _dat_text(path: Path) -> str:
+    """The text of a ``.dat`` file, refused (naming the file) when unreadable, binary or truncated."""
     try:
         data = path.read_bytes()
     except FileNotFoundError as e:
@@ -102,29 +103,58 @@ def read_dat(path: str | Path) -> DatFile:
         raise DatError(f"{path}:{line}: not UTF-8 text: {bad[:80]!r}") from e
     if not text.rstrip("\n").endswith("---"):
         raise DatError(f"{path}: truncated (the file does not end with a '---' separator)")
-    if not text.endswith("\n"):
-        text += "\n"  # some published files end with "---" and no newline
+    return text if text.endswith("\n") else text + "\n"  # some published files end with "---" and no newline
 
-    def line_of(offset: int) -> int:
-        return text.count("\n", 0, offset) + 1
 
-    bounds, pos = [], 0
+def _bounds(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each section of a ``.dat`` text (each ends at a separator)."""
+    bounds: list[tuple[int, int]] = []
+    pos = 0
     while True:
         nxt = text.find(SEPARATOR, pos)
         if nxt < 0:
-            break
+            return bounds
         bounds.append((pos, nxt))
         pos = nxt + len(SEPARATOR)
-    sections = [(s, *_section_lines(text, s, e)) for s, e in bounds]
+
+
+def _check_headers(path: Path, text: str, headers: list[tuple[int, str]]) -> None:
+    """Sections must be atoms, statics, then background/positives pairs; else a DatError with the line."""
     expect = ["atoms:", "statics:"]
-    for i, (offset, header, _) in enumerate(sections):
+    for i, (offset, header) in enumerate(headers):
         want = expect[i] if i < 2 else ("background:", "positives:")[i % 2]
         if header != want:
-            raise DatError(f"{path}:{line_of(offset)}: expected section {want!r}, found {header[:80]!r}")
-    if len(sections) < 2:
+            line = text.count("\n", 0, offset) + 1
+            raise DatError(f"{path}:{line}: expected section {want!r}, found {header[:80]!r}")
+    if len(headers) < 2:
         raise DatError(f"{path}: truncated (no atoms/statics sections)")
-    if len(sections) % 2:
-        raise DatError(f"{path}:{line_of(sections[-1][0])}: truncated (a background without its positives)")
+    if len(headers) % 2:
+        line = text.count("\n", 0, headers[-1][0]) + 1
+        raise DatError(f"{path}:{line}: truncated (a background without its positives)")
+
+
+def count_examples(path: str | Path) -> int:
+    """How many examples a ``.dat`` file holds, with its structure checked as :func:`read_dat` does
+    (text, section order, the final separator) but not each atom: cheap enough to list a whole
+    dataset (``orch games list``), and never a wrong count for a binary, empty or truncated file."""
+    path = Path(path)
+    text = _dat_text(path)
+    headers: list[tuple[int, str]] = []
+    for start, end in _bounds(text):
+        first = text.find("\n", start, end)  # a section's header is its first non-empty line
+        while first == start and start < end:
+            start, first = start + 1, text.find("\n", start + 1, end)
+        headers.append((start, text[start : end if first < 0 else first].strip()))
+    _check_headers(path, text, headers)
+    return (len(headers) - 2) // 2
+
+
+def read_dat(path: str | Path) -> DatFile:
+    """Parse a ``.dat`` file. Errors name the file and the line of the offending section."""
+    path = Path(path)
+    text = _dat_text(path)
+    sections = [(s, *_section_lines(text, s, e)) for s, e in _bounds(text)]
+    _check_headers(path, text, [(offset, header) for offset, header, _ in sections])
     _check_atoms(path, text, sections)
     examples = [(sections[i][2], sections[i + 1][2]) for i in range(2, len(sections), 2)]
     return DatFile(sections[0][2], sections[1][2], examples)
@@ -274,23 +304,28 @@ def task_from_dats(
     signature: Signature | None = None,
     source: str = "",
 ) -> Task:
-    """Intern the atoms of several splits' files into one :class:`Task`."""
+    """Intern the atoms of several splits' files into one :class:`Task`.
+
+    Predicate names that are not ASP identifiers are escaped here (`tasks.escape`), once for every
+    learner, and so is the signature; the files keep the GDL spelling.
+    """
+    esc = _escaper()
     targets = Vocabulary()
     background = Vocabulary()
     for dat in dats.values():
         for a in dat.atoms:
-            targets.add(a)
+            targets.add(esc(a))
         for a in dat.statics:
-            background.add(a)
+            background.add(esc(a))
     statics = np.arange(len(background), dtype=np.int64)
     rows: dict[str, tuple[list[list[int]], list[list[int]]]] = {}
     for name, dat in dats.items():
-        bindex, tindex = background.index, targets.index
+        tindex = targets.index
         rows_b, rows_p = [], []
         for i, (b, p) in enumerate(dat.examples):
-            rows_b.append([bindex[a] if a in bindex else background.add(a) for a in b])
+            rows_b.append([background.add(esc(a)) for a in b])
             try:
-                rows_p.append([tindex[a] for a in p])
+                rows_p.append([tindex[esc(a)] for a in p])
             except KeyError as e:
                 raise DatError(
                     f"{game}_{target}_{name}.dat: example {i}: positive {e.args[0]} is not listed under atoms:"
@@ -301,8 +336,22 @@ def task_from_dats(
             name,
             bool_csr(rows[name][0], len(background)),
             bool_csr(rows[name][1], len(targets)),
-            targets.ids(dict.fromkeys(dat.atoms)),  # ttcc4 lists some atoms twice: score each once
+            targets.ids(dict.fromkeys(map(esc, dat.atoms))),  # ttcc4 lists some atoms twice: score each once
         )
         for name, dat in dats.items()
     }
-    return Task(game, target, background, targets, statics, splits, signature, source)
+    sig = None if signature is None else escape_signature(signature)
+    return Task(game, target, background, targets, statics, splits, sig, source)
+
+
+def _escaper() -> Callable[[str], str]:
+    """`tasks.escape.escape_atom`, memoised (an atom recurs in many examples)."""
+    memo: dict[str, str] = {}
+
+    def esc(atom: str) -> str:
+        safe = memo.get(atom)
+        if safe is None:
+            safe = memo[atom] = escape_atom(atom)
+        return safe
+
+    return esc

@@ -51,6 +51,9 @@ class Signature:
     declarations: list[Declaration] = field(default_factory=list)
     subtypes: dict[str, list[str]] = field(default_factory=dict)  # supertype -> its direct subtypes
     source: str = "<typ>"
+    nullary: frozenset[str] = frozenset()
+    """Constants the GDL writes as zero-arity compounds, ``(next (gameOver))``: flattened into the
+    predicate as the IGGP generator did (``next_gameOver()``; :func:`nullary_compounds`)."""
 
     # -- queries -------------------------------------------------------------------------------
     def relations(self) -> list[Declaration]:
@@ -150,10 +153,10 @@ class Signature:
         per_arg: list[list[tuple[str | None, tuple[str, ...]]]] = []
         for t in rel.arg_types:
             options: list[tuple[str | None, tuple[str, ...]]] = []
-            if self.constants(t) or not self.functions(t):
+            merged = self._functors(t)
+            if self._plain_constants(t) or not merged:
                 options.append((None, (t,)))
-            for f in self.functions(t):
-                options.append((f.name, f.arg_types))
+            options.extend(merged)
             per_arg.append(options)
         for combo in itertools.product(*per_arg):
             functors = [f for f, _ in combo if f is not None]
@@ -161,11 +164,25 @@ class Signature:
             types = tuple(t for _, ts in combo for t in ts)
             key_parts = []
             for (functor, _), t in zip(combo, rel.arg_types, strict=True):
-                consts = self.constants(t)
+                consts = self._plain_constants(t)
                 key_parts.append(
-                    functor if functor is not None else (consts[0] if consts and self.functions(t) else "")
+                    functor if functor is not None else (consts[0] if consts and self._functors(t) else "")
                 )
             yield name, types, "\0".join(key_parts)
+
+    def _plain_constants(self, type_: str) -> list[str]:
+        """Constants of ``type_`` that stay arguments (not the :attr:`nullary` ones)."""
+        consts = self.constants(type_)
+        return [c for c in consts if c not in self.nullary] if self.nullary else consts
+
+    def _functors(self, type_: str) -> list[tuple[str, tuple[str, ...]]]:
+        """(name, argument types) of what flattening merges into a predicate in a ``type_`` slot:
+        the function symbols, and the :attr:`nullary` constants (no arguments), by name."""
+        out: list[tuple[str, tuple[str, ...]]] = [(f.name, f.arg_types) for f in self.functions(type_)]
+        nullary: list[tuple[str, tuple[str, ...]]] = [
+            (c, ()) for c in self.constants(type_) if c in self.nullary
+        ]
+        return sorted(out + nullary, key=lambda f: f[0]) if nullary else out
 
 
 _IDENT = re.compile(r"[A-Za-z0-9_]+")
@@ -174,6 +191,26 @@ _IDENT = re.compile(r"[A-Za-z0-9_]+")
 _NAME = re.compile(r"[^\s(),:;'\"]+")
 """Declared names (relations, functions, constants): any KIF symbol, as GDL spells it (``++``,
 ``north-speed``; docs/gdl.md), but nothing the ``.typ`` syntax itself uses."""
+
+
+_COMMENT = re.compile(r"%[^\n]*")
+
+
+def typ_name(name: str) -> str:
+    """A declared name as a ``.typ`` file can carry it: as GDL spells it, unless it holds a
+    character of the ``.typ`` syntax (``.``, ``:``, ``'``, ``%``) or an escape marker;
+    then escaped (`tasks.escape.escape_name`), which :func:`parse_typ` undoes."""
+    from tasks.escape import MARKER, escape_name
+
+    if _NAME.fullmatch(name) and not {".", "%"} & set(name) and MARKER not in name:
+        return name
+    return escape_name(name)
+
+
+def _typ_unescape(name: str) -> str:
+    from tasks.escape import MARKER, unescape_predicate
+
+    return unescape_predicate(name) if MARKER in name else name
 
 
 def parse_typ(source: str | Path, name: str | None = None) -> Signature:
@@ -192,6 +229,7 @@ def parse_typ(source: str | Path, name: str | None = None) -> Signature:
     else:
         text, label = str(source), name or "<typ>"
     sig = Signature(source=label)
+    text = _COMMENT.sub("", text)  # a comment ends at its line's end, not at the next '.'
     pos = 0
     for raw in text.split("."):
         line = text.count("\n", 0, pos + len(raw) - len(raw.lstrip())) + 1
@@ -216,5 +254,48 @@ def parse_typ(source: str | Path, name: str | None = None) -> Signature:
                 raise SignatureError(f"{label}:{line}: empty name in {stmt[:120]!r}")
             if not _NAME.fullmatch(n):
                 raise SignatureError(f"{label}:{line}: malformed name {n[:120]!r} in {stmt[:120]!r}")
-            sig.declarations.append(Declaration(n, tuple(parts[:-1]), parts[-1], line))
+            sig.declarations.append(Declaration(_typ_unescape(n), tuple(parts[:-1]), parts[-1], line))
     return sig
+
+
+_NULLARY = re.compile(
+    r"\(\s*(?:true|next|init|base|(?:legal|does|input)\s+[^\s()]+)\s+\(\s*([^\s()]+)\s*\)\s*\)", re.IGNORECASE
+)
+
+
+def nullary_compounds(gdl_text: str) -> frozenset[str]:
+    """Names a GDL text writes as zero-arity compounds in a fluent or move: ``(next (gameOver))``.
+
+    GDL reads ``(gameOver)`` as the constant ``gameOver``, but the IGGP generator flattened it into
+    the predicate (``next_gameOver()``, gt_centipede), so regenerated ``atoms:`` sections must too.
+    """
+    return frozenset(m.group(1) for m in _NULLARY.finditer(gdl_text))
+
+
+def with_nullary_compounds(sig: Signature, gdl_file: str | Path | None) -> Signature:
+    """``sig`` knowing which of its constants ``gdl_file`` writes as zero-arity compounds."""
+    if gdl_file is None:
+        return sig
+    found = nullary_compounds(Path(gdl_file).read_text(errors="replace"))
+    declared = {d.name for d in sig.declarations if not d.arg_types and d.result != "bool"}
+    nullary = frozenset(found & declared)
+    if not nullary:
+        return sig
+    return Signature(sig.declarations, sig.subtypes, sig.source, nullary)
+
+
+def escape_signature(sig: Signature) -> Signature:
+    """``sig`` with relation and function names escaped (`tasks.escape`), so that its flattened
+    predicates are those of the task's escaped atoms; constants and types unchanged. ``sig``
+    itself when nothing changes (every published ``.typ``)."""
+    from dataclasses import replace
+
+    from tasks.escape import escape_name
+
+    declarations = []
+    for d in sig.declarations:
+        relation_or_function = d.result == "bool" or d.arg_types
+        declarations.append(replace(d, name=escape_name(d.name)) if relation_or_function else d)
+    if declarations == sig.declarations:
+        return sig
+    return Signature(declarations, sig.subtypes, sig.source, sig.nullary)

@@ -4,8 +4,13 @@ The rule (docs/architecture.md, "Layers"): ``orchestrator`` → ``learners`` →
 ``orchestrator``: ``cli`` → ``analysis`` → ``graphlog`` → ``scheduling`` → ``storage`` → the
 package root (``orchestrator/__init__.py``, ``durations.py``). A module may import its own layer
 or any layer below it, never one above. Every import statement counts, including those inside
-functions (a lazy import is still a dependency, and a lazy cycle is still a cycle); only imports
-under ``if TYPE_CHECKING:`` are left out, since they never run.
+functions (a lazy import is still a dependency, and a lazy cycle is still a cycle) and those under
+``if TYPE_CHECKING:`` (a type-only import still ties two modules together: one cannot be read,
+moved or checked without the other).
+
+Names shared across layers by convention rather than by import count too: an environment variable
+(``"ORCH_..."``) spelt as a string literal in two layers is a hidden dependency, so such names live
+in one bottom-layer module and everybody imports them from there.
 
 The graph is read from the source with :mod:`ast`, so the test is fast and imports nothing.
 """
@@ -13,16 +18,18 @@ The graph is read from the source with :mod:`ast`, so the test is fast and impor
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("tasks", "learners", "orchestrator")
+PACKAGES = ("procs", "tasks", "learners", "orchestrator")
 
 # Lowest first. A module's layer is the first entry that is a prefix of its dotted name (the most
 # specific entries come first within a package, so "orchestrator.cli" wins over "orchestrator").
 LAYERS: list[tuple[str, ...]] = [
+    ("procs",),  # processes: the one place that forks or spawns (imports none of the others)
     ("tasks",),
     ("learners",),
     ("orchestrator",),  # the package root: __version__, durations
@@ -50,25 +57,12 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(module: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, int]]:
     """The modules of ours that ``module`` imports, with the line of each import."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -195,7 +189,7 @@ def test_no_upward_imports() -> None:
         ("from a import b\n", {"a.b"}),
         ("from a.b import name\n", {"a.b"}),
         ("from . import b\n", {"a.b"}),
-        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a.b\n", set()),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a.b\n", {"a.b"}),
         ("def f():\n    from a.b import name\n", {"a.b"}),
     ],
 )
@@ -211,3 +205,40 @@ def test_cycle_finder() -> None:
     graph = {"a": [("b", 1)], "b": [("c", 1)], "c": [("a", 1)], "d": [("a", 1)]}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert _cycles({"a": [("b", 1)], "b": []}) == []
+
+
+_ENV_NAME = re.compile(r"ORCH_[A-Z0-9_]+")
+
+
+def _env_literals(path: Path) -> set[str]:
+    """The ``ORCH_*`` environment names a module spells as string literals (docstrings included:
+    a name quoted in prose is fine only where the name is defined)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return {
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for name in _ENV_NAME.findall(node.value)
+        if node.value.strip() == name  # the literal is the name itself, not prose mentioning it
+    }
+
+
+def test_environment_names_live_in_one_layer() -> None:
+    """An ``ORCH_*`` name read or set in two top-level packages is imported from one module."""
+    modules = _modules()
+    where: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        for name in _env_literals(path):
+            where.setdefault(name, set()).add(module)
+    shared = {
+        name: sorted(users) for name, users in where.items() if len({u.split(".")[0] for u in users}) > 1
+    }
+    assert not shared, "environment names spelt as literals in several packages (define each once):\n" + (
+        "\n".join(f"{n}: {', '.join(u)}" for n, u in sorted(shared.items()))
+    )
+
+
+def test_environment_literal_reading(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text('"""Reads ORCH_X from the environment."""\nA = "ORCH_MEMORY_CAP"\nB = f"{A}"\n')
+    assert _env_literals(path) == {"ORCH_MEMORY_CAP"}

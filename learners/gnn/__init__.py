@@ -12,7 +12,7 @@ sees none (see learners/gnn/train.py: pick_device).
 
 from __future__ import annotations
 
-from learners.base import register
+from learners.base import Requirements, register
 
 GPU_PREFERRED: dict[str, float] = {"num_cpus": 1, "num_gpus": 1}
 
@@ -25,6 +25,7 @@ GPU_PREFERRED: dict[str, float] = {"num_cpus": 1, "num_gpus": 1}
     "node features; the paper's), -d<dim> (default 64; the paper uses 200) and -e<epochs> (default 500)",
     resources=GPU_PREFERRED,
     example="gnn-gat-egat",
+    requires=Requirements(("torch", "torch_geometric"), extra="gnn", gpu="preferred", sources=("graphlog",)),
 )
 def graphlog_gnn(model: str, dim: int | None = None, epochs: int | None = None):
     from learners.gnn.graphlog_learner import GraphLogGNNLearner
@@ -39,6 +40,7 @@ def graphlog_gnn(model: str, dim: int | None = None, epochs: int | None = None):
     params="optional -d<dim> (default 32) and -e<epochs> (default 100)",
     resources=GPU_PREFERRED,
     example="gnn-iggp",
+    requires=Requirements(("torch", "torch_geometric"), extra="gnn", gpu="preferred"),
 )
 def iggp_gnn(dim: int | None = None, epochs: int | None = None):
     from learners.gnn.iggp import IGGPGNNLearner

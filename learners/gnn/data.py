@@ -7,7 +7,7 @@ for the representation module, the classes, and the query graphs per split.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -33,6 +33,9 @@ class WorldData:
     graph_dst: np.ndarray
     graph_nodes: int
     splits: dict[str, GraphSet]
+    # Per-device caches (the class mask, each split's DeviceSplit): built once, reused every step, so
+    # a step copies nothing from the host. Not part of what a world is (no compare, no repr).
+    _cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def of_world(cls, w: World) -> WorldData:
@@ -73,10 +76,21 @@ class WorldData:
             raise ValueError(f"world {self.name}: relation id {max(used)} exceeds the supported {OTHER - 1}")
 
     def class_mask(self, device: torch.device) -> torch.Tensor:
-        """Logit mask: queries resolve only to this world's classes."""
-        m = torch.full((MAX_RELATIONS,), float("-inf"), device=device)
-        m[self.classes] = 0.0
-        return m
+        """Logit mask: queries resolve only to this world's classes (built once per device: a list
+        index would otherwise copy from the host on every forward)."""
+        key = ("class_mask", str(device))
+        if key not in self._cache:
+            m = torch.full((MAX_RELATIONS,), float("-inf"))
+            m[self.classes] = 0.0
+            self._cache[key] = m.to(device)
+        return self._cache[key]
+
+    def on_device(self, split: str, device: torch.device) -> DeviceSplit:
+        """The split's graphs resident on ``device`` (copied once per world, split and device)."""
+        key = ("split", split, str(device))
+        if key not in self._cache:
+            self._cache[key] = DeviceSplit(self.splits[split], device)
+        return self._cache[key]
 
 
 @dataclass
@@ -90,6 +104,9 @@ class Batch:
     query_u: torch.Tensor
     query_v: torch.Tensor
     target: torch.Tensor
+    # The relation ids that may occur in ``rel`` (sorted, fixed per split), when known: lets RGCN
+    # size its per-relation weights without ``torch.unique`` (a host sync on the GPU) per batch.
+    relations: torch.Tensor | None = None
 
     @property
     def size(self) -> int:
@@ -122,3 +139,75 @@ def batches(g: GraphSet, size: int, device: torch.device, rng: np.random.Generat
     order = rng.permutation(len(g)) if rng is not None else np.arange(len(g))
     for i in range(0, len(order), size):
         yield collate(g, order[i : i + size], device)
+
+
+class DeviceSplit:
+    """A split's query graphs as flat tensors resident on one device, batched by index arithmetic.
+
+    Why: at batch 32 a GPU step is bound by per-batch overhead. The host path (:func:`collate`)
+    builds every batch in numpy and copies it to the device. Here the split is copied once; each
+    epoch's batches are then gathered on the device from one permutation (a single host-to-device
+    copy of ``len(split)`` indices per epoch) and handed out as slices (views) of the permuted
+    tensors. Batch sizes in nodes and edges are computed on the host from host-side counts, so no
+    step waits for the device. The batches are exactly those :func:`batches` builds from the same
+    order (same graphs, edges in the same order, the same node numbering).
+    """
+
+    def __init__(self, g: GraphSet, device: torch.device):
+        self.device = device
+        self.n_graphs = len(g)
+        self.n_nodes_host = np.asarray(g.n_nodes, dtype=np.int64)
+        self.n_edges_host = np.diff(np.asarray(g.edge_ptr, dtype=np.int64))
+
+        def t(a: np.ndarray) -> torch.Tensor:
+            return torch.as_tensor(np.asarray(a, dtype=np.int64)).to(device)
+
+        self.src, self.rel, self.dst = t(g.src), t(g.rel), t(g.dst)
+        self.edge_start, self.n_nodes, self.n_edges = t(g.edge_ptr[:-1]), t(g.n_nodes), t(self.n_edges_host)
+        self.query_u, self.query_v, self.target = t(g.query_u), t(g.query_v), t(g.target)
+        self.relations = t(np.unique(np.asarray(g.rel)))
+
+    def epoch(self, order: np.ndarray, size: int) -> list[Batch]:
+        """The batches of ``order`` (graph indices) in chunks of ``size``, collated on the device."""
+        n = len(order)
+        if n == 0:
+            return []
+        nodes = self.n_nodes_host[order]
+        edges = self.n_edges_host[order]
+        first = np.arange(0, n, size)
+        batch_nodes = np.add.reduceat(nodes, first)
+        edge_bounds = np.r_[0, np.cumsum(np.add.reduceat(edges, first))]
+        total_edges = int(edge_bounds[-1])
+        idx = torch.as_tensor(np.asarray(order, dtype=np.int64)).to(self.device, non_blocking=True)
+        # node offset of each graph inside its batch: exclusive cumsum, restarted at every batch
+        n_t = self.n_nodes[idx]
+        before = torch.cumsum(n_t, 0) - n_t
+        batch_of = torch.arange(n, device=self.device) // size
+        node_off = before - before[batch_of * size]
+        # every edge of the permuted graphs, in order: owner graph (position) and source index
+        m_t = self.n_edges[idx]
+        owner = torch.repeat_interleave(torch.arange(n, device=self.device), m_t, output_size=total_edges)
+        edge_before = torch.cumsum(m_t, 0) - m_t
+        take = (
+            self.edge_start[idx][owner] + torch.arange(total_edges, device=self.device) - edge_before[owner]
+        )
+        shift = node_off[owner]
+        src, dst, rel = self.src[take] + shift, self.dst[take] + shift, self.rel[take]
+        qu, qv, tgt = self.query_u[idx] + node_off, self.query_v[idx] + node_off, self.target[idx]
+        out = []
+        for k, a in enumerate(first.tolist()):
+            b, e0, e1 = min(a + size, n), int(edge_bounds[k]), int(edge_bounds[k + 1])
+            out.append(
+                Batch(int(batch_nodes[k]), src[e0:e1], rel[e0:e1], dst[e0:e1], qu[a:b], qv[a:b], tgt[a:b],
+                      self.relations)
+            )  # fmt: skip
+        return out
+
+
+def device_batches(
+    world: WorldData, split: str, size: int, device: torch.device, rng: np.random.Generator | None = None
+) -> list[Batch]:
+    """The batches :func:`batches` would give (same ``rng`` draws, same order), collated on the device."""
+    g = world.on_device(split, device)
+    order = rng.permutation(g.n_graphs) if rng is not None else np.arange(g.n_graphs)
+    return g.epoch(order, size)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learners.base import Budget, Report, ignore_report
+from learners.gnn.state import cpu_state
 from tasks.task import Split, Task, parse_atom
 
 
@@ -190,11 +191,16 @@ class IGGPGNNModel:
     # [{"epoch", "loss", "valid_acc"}, ...]: validation balanced accuracy per epoch (``extra.learning_curve``).
     learning_curve: list[dict] = field(default_factory=list)
 
+    def __getstate__(self) -> dict:
+        """Pickled with CPU tensors only, wherever the weights were."""
+        return {**self.__dict__, "state": cpu_state(self.state)}
+
     def predict(self, task: Task, split: Split) -> np.ndarray:
         import torch
 
-        from learners.gnn.train import autocast, pick_device
+        from learners.gnn.train import autocast, pick_device, use_deterministic
 
+        use_deterministic()
         device = pick_device()
         net = _net(self.encoding, self.dim, self.layers).to(device)
         net.load_state_dict(self.state)
@@ -221,24 +227,36 @@ class IGGPGNNModel:
 class IGGPGNNLearner:
     name = "gnn-iggp"
 
-    def __init__(self, dim: int | None = None, epochs: int | None = None):
+    def __init__(self, dim: int | None = None, epochs: int | None = None, seed: int | None = None):
         self.dim = int(dim) if dim is not None else 32
         self.epochs = int(epochs) if epochs is not None else 100
         self.layers = 2
         self.batch_size = 32
-        self.seed: int | None = None  # None: drawn per job (learners.gnn.train.job_seed)
+        self.seed = seed  # None: the job's (fit's ``seed``, else drawn from the job-seeded numpy RNG)
 
-    def fit(self, task: Task, budget: Budget, report: Report = ignore_report) -> IGGPGNNModel:
+    def prepare(self) -> None:
+        """Import torch and PyG ahead of the job's clock (see GraphLogGNNLearner.prepare)."""
+        from learners.gnn.train import use_deterministic
+
+        use_deterministic()
+
+    def fit(
+        self, task: Task, budget: Budget, report: Report = ignore_report, seed: int | None = None
+    ) -> IGGPGNNModel:
+        """Train within ``budget``; the seed as in GraphLogGNNLearner.fit."""
+        from learners.gnn.train import use_deterministic
+
+        use_deterministic()  # first: before this job's first CUDA call
         import torch
         import torch.nn.functional as F
 
-        from learners.gnn.train import autocast, job_seed, pick_device
+        from learners.gnn.train import autocast, build_net, job_seed, pick_device
         from learners.metrics import count, pool
 
-        seed = job_seed(self.seed)
+        seed = job_seed(seed if seed is not None else self.seed)
         device = pick_device()
         enc = Encoding.of(task)
-        net = _net(enc, self.dim, self.layers).to(device)
+        net = build_net(lambda: _net(enc, self.dim, self.layers), seed, device)
         opt = torch.optim.Adam(net.parameters(), lr=3e-3, weight_decay=1e-5)
         train = task.split("train")
         valid = task.splits.get("validate", train)

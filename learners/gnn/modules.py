@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch_geometric.nn import GATConv, GCNConv
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import scatter, softmax
 
 from learners.gnn.data import MAX_RELATIONS, Batch, WorldData
@@ -110,6 +111,18 @@ class ParamRepresentation(nn.Module):
         return self.emb.weight
 
 
+@dataclass(frozen=True)
+class _WorldGraph:
+    """The world graph's edge-node extension on one device, with what every step reuses."""
+
+    x: torch.Tensor  # fixed random node features
+    edge_index: torch.Tensor  # with self loops (GAT) or GCN-normalised (GCN)
+    edge_weight: torch.Tensor | None  # GCN normalisation; None for GAT
+    rel: torch.Tensor  # relation of each edge-node
+    seen: torch.Tensor  # MAX_RELATIONS booleans: relations present in the world
+    seen_index: torch.Tensor  # their ids (no boolean-mask indexing, a host sync, per step)
+
+
 class GraphRepresentation(nn.Module):
     """GCN or GAT on the edge-node extension of the world graph, averaged per relation."""
 
@@ -117,23 +130,25 @@ class GraphRepresentation(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.inp = nn.Linear(cfg.dim, cfg.dim)
+        # The world graph is fixed, so its self loops (GAT) and normalisation (GCN) are computed once
+        # per world in ``_extended`` rather than by the convolutions on every step: the same
+        # arithmetic, without the boolean-mask indexing (a host sync on the GPU) PyG does for them.
         if cfg.rep == "gcn":
             self.convs = nn.ModuleList(
-                GCNConv(cfg.dim, cfg.dim, normalize=True, bias=True) for _ in range(cfg.rep_layers)
+                GCNConv(cfg.dim, cfg.dim, normalize=False, bias=True) for _ in range(cfg.rep_layers)
             )
         else:
             self.convs = nn.ModuleList(
-                GATConv(cfg.dim, cfg.dim // cfg.rep_heads, heads=cfg.rep_heads, dropout=cfg.rep_dropout)
+                GATConv(cfg.dim, cfg.dim // cfg.rep_heads, heads=cfg.rep_heads, dropout=cfg.rep_dropout,
+                        add_self_loops=False)
                 for _ in range(cfg.rep_layers)
-            )
+            )  # fmt: skip
         self.missing = nn.Parameter(torch.zeros(MAX_RELATIONS, cfg.dim))
-        self._cache: dict[str, tuple] = {}
+        self._cache: dict[str, _WorldGraph] = {}
 
-    def _extended(
-        self, world: WorldData, device: torch.device
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _extended(self, world: WorldData, device: torch.device) -> _WorldGraph:
         hit = self._cache.get(world.name)
-        if hit is not None and hit[0].device == device:
+        if hit is not None and hit.x.device == device:
             return hit
         n, m = world.graph_nodes, len(world.graph_src)
         edge_nodes = torch.arange(n, n + m)
@@ -144,28 +159,37 @@ class GraphRepresentation(nn.Module):
         gen = torch.Generator().manual_seed(self.cfg.seed)
         x = torch.randn(n + m, self.cfg.dim, generator=gen)
         rel = torch.as_tensor(world.graph_rel, dtype=torch.long)
-        hit = (x.to(device), torch.stack([a, b]).to(device), rel.to(device))
+        edge_index, weight = torch.stack([a, b]), None
+        if self.cfg.rep == "gcn":  # what GCNConv(normalize=True) computes on every call
+            edge_index, weight = gcn_norm(edge_index, None, n + m, add_self_loops=True)
+        else:  # what GATConv(add_self_loops=True) appends on every call (the graph has no loops)
+            loops = torch.arange(n + m)
+            edge_index = torch.cat([edge_index, torch.stack([loops, loops])], 1)
+        seen = torch.zeros(MAX_RELATIONS, dtype=torch.bool)
+        seen[rel] = True
+        hit = _WorldGraph(
+            x.to(device), edge_index.to(device), None if weight is None else weight.to(device), rel.to(device),
+            seen.to(device), seen.nonzero()[:, 0].to(device),
+        )  # fmt: skip
         self._cache[world.name] = hit
         return hit
 
     def forward(self, world: WorldData) -> torch.Tensor:
         device = self.missing.device
-        x, edge_index, rel = self._extended(world, device)
-        h = self.inp(x)
+        g = self._extended(world, device)
+        h = self.inp(g.x)
         for i, conv in enumerate(self.convs):
-            h = conv(h, edge_index)
+            h = conv(h, g.edge_index) if g.edge_weight is None else conv(h, g.edge_index, g.edge_weight)
             if i < len(self.convs) - 1:
                 h = F.elu(h) if self.cfg.rep == "gat" else F.relu(h)
         n = world.graph_nodes
-        per_rel = scatter(h[n:], rel, dim=0, dim_size=MAX_RELATIONS, reduce="mean")
-        seen = torch.zeros(MAX_RELATIONS, dtype=torch.bool, device=device)
-        seen[rel] = True
+        per_rel = scatter(h[n:], g.rel, dim=0, dim_size=MAX_RELATIONS, reduce="mean")
         if self.cfg.rep_standardize:
             # Averages of many edge-nodes share a large common part; centre and scale across the
             # relations so that what tells relations apart reaches the composition module.
-            present = per_rel[seen]
+            present = per_rel.index_select(0, g.seen_index)
             per_rel = (per_rel - present.mean(0)) / (present.std(0, unbiased=False) + 1e-5)
-        return torch.where(seen[:, None], per_rel, self.missing)
+        return torch.where(g.seen[:, None], per_rel, self.missing)
 
 
 def _message_edges(b: Batch, reverse: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -190,19 +214,22 @@ class RGCNComposition(nn.Module):
         self.root = nn.ModuleList(nn.Linear(d, d) for _ in range(cfg.rgcn_layers))
 
     def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
-        src, dst, rel, back = _message_edges(b, self.reverse)
-        used = torch.unique(rel)
+        # The relations W_r is built for: the split's (fixed, so no ``torch.unique``, a host sync on
+        # the GPU) when the batch carries them; the batch's own otherwise.
+        used = b.relations if b.relations is not None else torch.unique(b.rel)
         col = torch.full((MAX_RELATIONS,), -1, dtype=torch.long, device=h.device)
         col[used] = torch.arange(len(used), device=h.device)
+        rel_col = col[b.rel]
+        # direction 0 passes messages along edges; 1 (-bi only) against them: slices, not masks
+        ends = [(b.src, b.dst), (b.dst, b.src)][: len(self.T)]
         for t in range(self.layers):
             out = self.root[t](h)
-            for direction in range(len(self.T)):  # 0: along edges; 1: against them (-bi only)
-                mask = back == bool(direction)
-                # W_r = r x1 T for the relations in this batch; every node's h projected by each.
+            for direction, (src, dst) in enumerate(ends):
+                # W_r = r x1 T for the relations used; every node's h projected by each.
                 w = torch.einsum("rk,kij->rij", r[used], self.T[direction, t])
                 proj = torch.einsum("nj,rij->nri", h, w)
-                msg = proj[src[mask], col[rel[mask]]]
-                out = out.index_add(0, dst[mask], msg.to(out.dtype))
+                msg = proj[src, rel_col]
+                out = out.index_add(0, dst, msg.to(out.dtype))
             h = F.relu(out)
         return h
 
@@ -273,7 +300,11 @@ class GraphLogNet(nn.Module):
             h[b.query_v] = h[b.query_v] + self.marker[1]
         else:
             # fresh noise per training step (global RNG, seeded per run); fixed noise when evaluating
-            gen = None if self.training else torch.Generator().manual_seed(self.cfg.seed)
-            h = torch.randn(b.n_nodes, self.cfg.dim, generator=gen).to(r.device, r.dtype)
+            # (drawn on the device when training: no host-to-device copy per step)
+            if self.training:
+                h = torch.randn(b.n_nodes, self.cfg.dim, device=r.device, dtype=r.dtype)
+            else:
+                gen = torch.Generator().manual_seed(self.cfg.seed)
+                h = torch.randn(b.n_nodes, self.cfg.dim, generator=gen).to(r.device, r.dtype)
         h = self.comp(h, r, b)
         return self.classifier(torch.cat([h[b.query_u], h[b.query_v]], -1)) + world.class_mask(h.device)

@@ -26,11 +26,13 @@ from learners.gnn.modules import GraphLogNet, NetConfig, model_name
 from learners.gnn.train import (
     TrainConfig,
     accuracy,
+    build_net,
     clone,
     fit,
     make_optimizer,
     pick_device,
     train_steps,
+    use_deterministic,
 )
 from learners.seeding import seed_everything
 
@@ -38,8 +40,11 @@ SETUPS = ("supervised", "multitask", "kshot", "continual")
 
 
 def _net(cfg: NetConfig) -> GraphLogNet:
+    """A fresh network from ``cfg.seed`` (which also seeds dropout and the -rand node noise), with
+    deterministic algorithms on before the first CUDA call (see train.use_deterministic)."""
+    use_deterministic()
     seed_everything(cfg.seed)
-    return GraphLogNet(cfg).to(pick_device())
+    return build_net(lambda: GraphLogNet(cfg), cfg.seed, pick_device())
 
 
 def _base(setup: str, cfg: NetConfig, tcfg: TrainConfig) -> dict:

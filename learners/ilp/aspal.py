@@ -24,9 +24,6 @@ cost is provably optimal for the full space (a rule with ``L + 1`` body literals
 from __future__ import annotations
 
 import itertools
-import multiprocessing.connection as mpc
-import os
-import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +35,8 @@ from learners.base import Budget, Report, ignore_report, register
 from learners.ilp.bias import NEQ, Bias, Clause, Literal, Settings, Term, bias_for
 from learners.ilp.evaluate import RuleModel, task_atoms
 from learners.ilp.program import asp_constant
+from procs.channel import Channel
+from procs.child import start_child
 from tasks.task import Task
 
 MAX_RULES = 200_000
@@ -255,8 +254,9 @@ def coverage_constraints(head_pred: str, head_arity: int, soft: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _solve_child(task: Task, bias: Bias, space: list[Clause], soft: bool, send: mpc.Connection) -> None:
-    """In the forked child: build, ground and solve the ASPAL program, sending each better model.
+def _solve_child(send: Channel, task: Task, bias: Bias, space: list[Clause], soft: bool) -> None:
+    """In the forked child (`procs.child`: its own process group, dies with its parent): build,
+    ground and solve the ASPAL program, sending each better model.
 
     Messages: ``("model", cost, chosen_rule_ids)``, then ``("end", "optimal" | "unsatisfiable")``
     or ``("error", text)`` (text starting with the exception's class name).
@@ -282,15 +282,6 @@ def _solve_child(task: Task, bias: Bias, space: list[Clause], soft: bool, send: 
         send.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
         send.close()
-
-
-def _end_child(pid: int) -> None:
-    """SIGKILL the solver child if it still runs, and reap it (no zombie, no CPU left burning)."""
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    os.waitpid(pid, 0)
 
 
 # --- the learner --------------------------------------------------------------------------------------
@@ -392,18 +383,8 @@ class AspalLearner:
         deadline = budget.deadline
         if deadline - time.monotonic() <= 0:
             return f"budget spent before grounding body size {level}"
-        recv, send = mpc.Pipe(duplex=False)
-        pid = os.fork()
-        if pid == 0:  # the child: build, ground and solve; never returns
-            code = 0
-            try:
-                recv.close()
-                _solve_child(task, bias, space, self.soft, send)
-            except BaseException:
-                code = 70
-            finally:
-                os._exit(code)
-        send.close()
+        child = start_child(_solve_child, (task, bias, space, self.soft))
+        recv = child.channel
         status: str | None = None
         try:
             while status is None:
@@ -430,8 +411,7 @@ class AspalLearner:
                 else:
                     status = message[1]
         finally:
-            _end_child(pid)
-            recv.close()
+            child.close()  # SIGKILL its group if it still runs, and reap it (no zombie, no CPU left burning)
         return status
 
 

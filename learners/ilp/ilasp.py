@@ -125,6 +125,11 @@ class LearnedProgram(RuleModel):
         self.train_ba = train_ba
         self.fallback = fallback
 
+    @property
+    def budget_cut(self) -> bool:
+        """Whether the budget stopped the loop (`learners.base.budget_cut`: the row says ``timeout``)."""
+        return self.status == "budget"
+
 
 @dataclass
 class Profile:

@@ -19,18 +19,24 @@ from orchestrator.analysis.predictive import RUN, cached_source, rule_model, sto
 from orchestrator.storage.store import ResultStore
 
 
-def score_composed(store: ResultStore, dataset: str | None = None, split: str = "test") -> list[dict]:
+def score_composed(
+    store: ResultStore, dataset: str | None = None, split: str = "test", sweep: str | None = None
+) -> list[dict]:
     """Exact / resolved / ambiguous query rates of every rule-based GraphLog run in ``store``.
 
     ``dataset`` overrides the stored ``graphlog:DIR`` (e.g. the suite moved). Exact: the program
     derives exactly the query's relation; resolved: it derives it (maybe among others);
-    ambiguous: it derives more than one.
+    ambiguous: it derives more than one. ``sweep``: only that sweep's runs.
     """
     from tasks.graphlog.as_task import TARGET
     from tasks.graphlog.closure import closure, score
 
     def keep(r: dict) -> bool:
-        return str(r["dataset"]).startswith("graphlog:") and r["target"] == TARGET
+        return (
+            str(r["dataset"]).startswith("graphlog:")
+            and r["target"] == TARGET
+            and sweep in (None, r["sweep"])
+        )
 
     out: list[dict] = []
     sources: dict[str, object] = {}

@@ -39,7 +39,7 @@ from orchestrator.storage.store import ResultStore  # noqa: E402
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:14px}
-th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;overflow-wrap:anywhere}
 th{background:#f3f3f3} td:first-child,th:first-child{text-align:left}
 tr.published td{background:#fff8e1;font-style:italic} tr.published td:last-child{text-align:left}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
@@ -251,7 +251,7 @@ def graphlog_sections(store: ResultStore, path: Path, anchors: Sequence[GraphLog
     worlds), its k-shot and forgetting curves, and the rule learners' programs applied recursively
     (orch analyse compose)."""
     from orchestrator.analysis.compose import score_composed
-    from orchestrator.graphlog.sweep import display_rows, stored_rows, summarize
+    from orchestrator.graphlog.jobs import display_rows, stored_rows, summarize
 
     out: list[str] = []
     summary = summarize(stored_rows(store))
@@ -386,6 +386,24 @@ def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Pa
     }
 
 
+def store_kinds(store: ResultStore) -> tuple[set[str], list[str]]:
+    """The task source kinds of the store's rows (``iggp``, ``graphlog``) and the GNN learners that
+    have rows, so that headings and "not in this report" lines say what this store holds."""
+    rows = store.latest(["dataset", "learner"]).to_pylist()
+    kinds = {"graphlog" if (r["dataset"] or "").startswith("graphlog:") else "iggp" for r in rows}
+    gnn = sorted({r["learner"] for r in rows if (r["learner"] or "").startswith("gnn-")})
+    return kinds, gnn
+
+
+def learners_heading(kinds: set[str]) -> str:
+    """The learner table's heading: the IGGP paper's Table 3 only for a store of IGGP tasks."""
+    if kinds == {"iggp"}:
+        return "Learners (IGGP Table 3)"
+    if kinds == {"graphlog"}:
+        return "Learners (GraphLog worlds: one task per world)"
+    return "Learners"
+
+
 def write_html(
     store: ResultStore, out: Path, k: int = 10, metrics: tuple[str, ...] = ("ba", "perfect"),
     anchors: list | None = None,
@@ -398,15 +416,20 @@ def write_html(
     """
     out = Path(out)
     figdir = out.with_name(out.stem + "_figures")
-    tables = report_tables(store, by=("learner", "target", "game", "task"))
+    from orchestrator.analysis.current import Currency
+
+    currency = Currency()
+    tables = report_tables(store, by=("learner", "target", "game", "task"), currency=currency)
     task_rows = tables.get("task", [])
+    kinds, gnn_learners = store_kinds(store)
     scored = any(r.get("tasks") for r in task_rows)
     empty = "no complete task in this store yet (orch status says what is missing)"
     sections = [
         f"<h1>orch report</h1><p class='note'>Store: {html.escape(store.uri)}."
         f" {html.escape(STRICT_NOTE)} Rows in italics are published figures read from the named file, on the same tasks"
-        " as the learner they name, not runs of this store.</p>",
-        "<h2>Learners (IGGP Table 3)</h2>",
+        " as the learner they name, not runs of this store.</p>"
+        f"<p class='note'>Read: {html.escape(currency.line())}.</p>",
+        f"<h2>{html.escape(learners_heading(kinds))}</h2>",
         _table_html(
             tables.get("learner", []),
             published_rows(tables.get("task", []), [a for a in anchors or [] if isinstance(a, Anchor)]),
@@ -416,43 +439,12 @@ def write_html(
         "for every atom. Each figure is also given with fallback models counted as failures. Trivial tasks "
         "have no positive or no negative test atom; perfect is also given without them.</p>",
         _table_html(tables.get("like_for_like", [])),
-        "<h2>By target (Tables 4 and 5)</h2>",
+        f"<h2>{'By target (Tables 4 and 5)' if kinds == {'iggp'} else 'By target'}</h2>",
         _table_html(tables.get("target", [])) if tables.get("target") else _not_shown(empty),
     ]
-    absent = []  # (section, why): analyses this store has no data for, one line each at the end
-    from orchestrator.analysis.predictive import read_predictive
-
-    predictive = read_predictive(store)
-    if predictive:
-        sections += [
-            "<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
-            f"<p class='note'>One row per run (game, learner, seed, repeat): {len(predictive)} run(s) "
-            "scored by <code>orch analyse predictive</code>, which lists the runs it left out and why.</p>",
-            _table_html(predictive_rows(predictive, task_rows)),
-        ]
-    else:
-        absent.append(
-            ("Predictive power", f"not computed for this store (orch analyse predictive --store {store.uri})")
-        )
-    img = heatmap_ba(task_rows, figdir / "heatmap_ba.png")
-    sections += ["<h2>Balanced accuracy per game</h2>"]
-    sections += [f"<img alt='heatmap' src='data:image/png;base64,{img}'>" if img else _not_shown(empty)]
-    sections += ["<h2>Time to solve</h2>"]
-    if any(r.get("tasks") and r.get("perfect") == 1 for r in task_rows):
-        img = time_to_solve(store, task_rows, figdir / "time_to_solve.png")
-        sections += [f"<img alt='time to solve' src='data:image/png;base64,{img}'>"]
-    else:
-        sections += [
-            _not_shown("no task was perfectly solved, so every curve would be flat at 0" if scored else empty)
-        ]
-    img = gnn_curves(store, figdir / "gnn_curves.png")
-    if img:
-        sections += [
-            "<h2>GNN learning and forgetting curves</h2>",
-            f"<img alt='gnn curves' src='data:image/png;base64,{img}'>",
-        ]
-    else:
-        absent.append(("GNN learning and forgetting curves", "no GNN learner (gnn-...) ran in this store"))
+    absent: list[tuple[str, str]] = []  # (section, why): analyses with no data here, a line each at the end
+    sections += _predictive_section(store, task_rows, absent)
+    sections += _figure_sections(store, task_rows, figdir, scored, empty, gnn_learners, absent)
     graphlog = graphlog_sections(
         store, figdir / "graphlog_curves.png", [a for a in anchors or [] if isinstance(a, GraphLogAnchor)]
     )
@@ -461,7 +453,7 @@ def write_html(
         absent.append(("GraphLog", "no GraphLog sweep or GraphLog rule-learner runs in this store"))
     sel_html, _ = selection_section(store, k, list(metrics), figdir)
     sections += ["<h2>Task selection by information gain and task correlation</h2>", sel_html]
-    sections += ["<h2>By game (Table 5 style)</h2>"]
+    sections += [f"<h2>{'By game (Table 5 style)' if kinds == {'iggp'} else 'By game or world'}</h2>"]
     sections += [_table_html(tables["game"]) if tables.get("game") else _not_shown(empty)]
     if tables.get("incomplete"):
         sections += [
@@ -479,3 +471,54 @@ def write_html(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
     return out
+
+
+def _predictive_section(
+    store: ResultStore, task_rows: list[dict], absent: list[tuple[str, str]]
+) -> list[str]:
+    """Predictive power of learned legal/next rules, when ``orch analyse predictive`` has run."""
+    from orchestrator.analysis.predictive import read_predictive
+
+    predictive = read_predictive(store)
+    if not predictive:
+        absent.append(
+            ("Predictive power", f"not computed for this store (orch analyse predictive --store {store.uri})")
+        )
+        return []
+    return [
+        "<h2>Predictive power (learned legal and next rules vs the reference game)</h2>",
+        f"<p class='note'>One row per run (game, learner, seed, repeat): {len(predictive)} run(s) "
+        "scored by <code>orch analyse predictive</code>, which lists the runs it left out and why.</p>",
+        _table_html(predictive_rows(predictive, task_rows)),
+    ]
+
+
+def _figure_sections(
+    store: ResultStore, task_rows: list[dict], figdir: Path, scored: bool, empty: str, gnn_learners: list[str],
+    absent: list[tuple[str, str]],
+) -> list[str]:  # fmt: skip
+    """The heatmap, the time-to-solve curves and the GNN curves (or why each is not shown)."""
+    img = heatmap_ba(task_rows, figdir / "heatmap_ba.png")
+    sections = ["<h2>Balanced accuracy per game</h2>"]
+    sections += [f"<img alt='heatmap' src='data:image/png;base64,{img}'>" if img else _not_shown(empty)]
+    sections += ["<h2>Time to solve</h2>"]
+    if any(r.get("tasks") and r.get("perfect") == 1 for r in task_rows):
+        img = time_to_solve(store, task_rows, figdir / "time_to_solve.png")
+        sections += [f"<img alt='time to solve' src='data:image/png;base64,{img}'>"]
+    else:
+        sections += [
+            _not_shown("no task was perfectly solved, so every curve would be flat at 0" if scored else empty)
+        ]
+    img = gnn_curves(store, figdir / "gnn_curves.png")
+    if img:
+        sections += [
+            "<h2>GNN learning and forgetting curves</h2>",
+            f"<img alt='gnn curves' src='data:image/png;base64,{img}'>",
+        ]
+    elif gnn_learners:  # they ran (their scores are in the tables above) but stored no curves
+        absent.append(("GNN learning and forgetting curves", f"{', '.join(gnn_learners)} ran in this store "
+                       "(scored in the tables above) but stored no learning or forgetting curves; "
+                       "orch graphlog sweep stores them"))  # fmt: skip
+    else:
+        absent.append(("GNN learning and forgetting curves", "no GNN learner (gnn-...) ran in this store"))
+    return sections

@@ -19,8 +19,10 @@ What counts:
   column so that learners are only compared on equal terms knowingly.
 * Several seeds or repeats of one task are averaged: the task's balanced accuracy is their mean,
   and its "perfect" value the fraction of runs solved perfectly (an integer count for one run).
-* Rows of one learner and task on different data (dataset fingerprints) are not mixed: the task
-  is incomplete ("mixed datasets"); report one sweep at a time with ``--sweep``.
+* Rows of one learner and task on different data (dataset fingerprints) are not mixed: without
+  ``--sweep`` the newest data per task is read and the older rows are *superseded*
+  (:mod:`orchestrator.analysis.current`); the report says which sweeps it read. With ``--sweep``
+  a task of that sweep on two datasets is incomplete ("mixed datasets").
 * A learner run with several budgets is shown once per budget, as ``learner (60s)``.
 """
 
@@ -30,6 +32,7 @@ import csv
 import io
 import json
 import re
+import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 import pyarrow.compute as pc
 
 from learners.metrics import Counts, pool
+from orchestrator.analysis.current import Currency, newest_per_task
 from orchestrator.storage.schema import FINAL_STATUSES, GRAPHLOG_TARGET_PREFIX, NOT_APPLICABLE
 from orchestrator.storage.store import ResultStore, StoreError
 
@@ -66,6 +70,8 @@ _ROW_COLUMNS = [
     "seed",
     "repeat",
     "status",
+    "params",
+    "finished",
 ]
 
 
@@ -115,8 +121,14 @@ def _label(learner: str, budget: float | None, budgets: dict[str, set]) -> str:
     return learner
 
 
-def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test") -> tuple[list, dict]:
-    """Every (learner, game, target) with its runs, and each task's predicate set."""
+def task_scores(
+    store: ResultStore, sweep: str | None = None, split: str = "test", currency: Currency | None = None
+) -> tuple[list, dict]:
+    """Every (learner, game, target) with its runs, and each task's predicate set.
+
+    Without ``sweep``, the newest data per task (:func:`orchestrator.analysis.current.newest_per_task`);
+    ``currency``, when given, is filled with the sweeps read and the rows left out as superseded.
+    """
     if split not in ("test", "validate"):
         raise StoreError(f"split must be 'test' or 'validate', not {split!r}")
     counts = [f"{split}_{c}" for c in ("tp", "fp", "tn", "fn")]
@@ -133,6 +145,10 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
             rows = rows.filter(pc.is_in(rows["job_id"], planned["job_id"]))
         else:
             rows = rows.filter(pc.field("sweep") == sweep)
+    else:
+        rows, found = newest_per_task(rows)
+        if currency is not None:
+            currency.__dict__.update(found.__dict__)
 
     predicates: dict[tuple[str, str], set[str]] = defaultdict(set)
     for r in manifests.select(["game", "target", "predicate"]).to_pylist():
@@ -158,6 +174,9 @@ def task_scores(store: ResultStore, sweep: str | None = None, split: str = "test
         run[r["predicate"]] = Counts(*values) if scored else _all_false(r["extra"], split)
         if not scored:
             score.failures.append(r["status"])
+            if currency is not None and r["status"] not in FINAL_STATUSES:
+                key = (r["status"], r["learner"])
+                currency.failed[key] = currency.failed.get(key, 0) + 1
             score.errored += run[r["predicate"]] is not None
     # A learner that never ran some task of the sweep has an incomplete (missing) task there.
     for label in {s.learner for s in scores.values()}:
@@ -203,6 +222,7 @@ def report_tables(
     by: Sequence[str] = ("learner", "target", "game"),
     sweep: str | None = None,
     split: str = "test",
+    currency: Currency | None = None,
 ) -> dict[str, list[dict]]:
     """Tables keyed by name: ``learner`` (Table 3), ``target`` (learner x target, Table 4), ``game``
     (game x learner, Table 5), ``task`` (one row per learner and task), plus ``incomplete``
@@ -211,7 +231,7 @@ def report_tables(
     unknown = [b for b in by if b not in TABLES]
     if unknown:
         raise StoreError(f"unknown table(s) {unknown}; choose from {list(TABLES)}")
-    scores, predicates = task_scores(store, sweep, split)
+    scores, predicates = task_scores(store, sweep, split, currency)
     keyed = [(s, predicates[(s.game, s.target)]) for s in scores]
 
     def grouped(key) -> dict:
@@ -284,9 +304,23 @@ def display_rows(rows: list[dict]) -> list[dict]:
                     value if r["tasks"] else None, r["tasks"]
                 )
             elif key != "perfect_share" or "tasks" not in r:
-                d[key] = value
+                d[PROSE.get(key, key.replace("_", " "))] = value
         out.append(d)
     return out
+
+
+PROSE = {
+    "errored": "errored predicates",
+    "errored_predicates": "errored predicates",
+    "fallback_predicates": "fallback predicates",
+    "trivial_tasks": "trivial tasks",
+    "perfect_nontrivial": "perfectly solved, non-trivial tasks",
+    "perfect_ci95": "perfectly solved, 95% interval",
+}
+"""Column names as people read them (text, Markdown and HTML tables; JSON and CSV keep the keys)."""
+
+TEXT_WIDTH = 120
+"""The widest a text table may be before its headers wrap, then its rows turn into columns."""
 
 
 _NUMBER = re.compile(r"^-$|^[\d.]+%?$|^[\d.]+/\d+ \([\d.]+%\)$")
@@ -297,13 +331,35 @@ def _cell(column: str, value) -> str:
         return "-"
     if column in ("balanced_accuracy", "perfect_share", "ba_fallback_failed") and isinstance(value, float):
         return percent(value)
+    if isinstance(value, float):  # never 16 digits: 4 significant ones say as much here
+        return f"{value:.4g}"
     return str(value)
 
 
+def _wrap(header: str, width: int) -> list[str]:
+    """``header`` in lines of at most ``width`` characters, broken at spaces (a longer word stays whole)."""
+    lines: list[str] = []
+    for word in header.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
 def _text_table(rows: list[dict]) -> list[str]:
+    """Aligned columns; wider than :data:`TEXT_WIDTH`, the headers wrap, and if that is not enough
+    each row becomes a column (:func:`_transposed`), so a pipe or a log never gets 300-character lines."""
     columns = list(rows[0])
     cells = [[_cell(c, r[c]) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    body = [max((len(row[i]) for row in cells), default=0) for i in range(len(columns))]
+    widths = [max(len(c), b) for c, b in zip(columns, body, strict=True)]
+    headers = [[c] for c in columns]
+    if sum(widths) + 2 * (len(widths) - 1) > TEXT_WIDTH:
+        widths = [max(b, max(len(w) for w in c.split(" "))) for c, b in zip(columns, body, strict=True)]
+        headers = [_wrap(c, w) for c, w in zip(columns, widths, strict=True)]
+        if sum(widths) + 2 * (len(widths) - 1) > TEXT_WIDTH:
+            return _transposed(columns, cells)
     numeric = [
         all(isinstance(r[c], int | float) or r[c] is None or _NUMBER.match(str(r[c])) for r in rows)
         for c in columns
@@ -312,9 +368,36 @@ def _text_table(rows: list[dict]) -> list[str]:
     def line(values: list[str]) -> str:
         return "  ".join(
             v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)
-        )
+        ).rstrip()
 
-    return [line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)]
+    depth = max(len(h) for h in headers)
+    # headers bottom-aligned, so that the last line of every header sits on the rule
+    head = [
+        line([h[i - depth + len(h)] if i >= depth - len(h) else "" for h in headers]) for i in range(depth)
+    ]
+    return [*head, line(["-" * w for w in widths]), *(line(r) for r in cells)]
+
+
+def _transposed(columns: list[str], cells: list[list[str]]) -> list[str]:
+    """A table too wide for :data:`TEXT_WIDTH` as one line per column, one column per row (the first
+    column's values head them), in blocks of as many rows as fit."""
+    label = max(len(c) for c in columns[1:])
+    widths = [max(len(row[i]) for i in range(len(columns))) for row in cells]
+    out: list[str] = []
+    start = 0
+    while start < len(cells):
+        end, used = start, label
+        while end < len(cells) and (end == start or used + 2 + widths[end] <= TEXT_WIDTH):
+            used += 2 + widths[end]
+            end += 1
+        block = range(start, end)
+        out.append(" " * label + "".join("  " + cells[j][0].rjust(widths[j]) for j in block))
+        out.append(" " * label + "".join("  " + "-" * widths[j] for j in block))
+        for i, c in enumerate(columns[1:], start=1):
+            out.append(c.ljust(label) + "".join("  " + cells[j][i].rjust(widths[j]) for j in block))
+        out.append("")
+        start = end
+    return out[:-1]
 
 
 def _md_table(rows: list[dict]) -> list[str]:
@@ -347,7 +430,7 @@ def render(tables: dict[str, list[dict]], format: str = "table") -> str:
         if not rows:
             continue
         title = TITLES.get(name, f"by {name}")
-        out.append(f"## {title}" if format == "md" else f"{title}:")
+        out.append(f"## {title}" if format == "md" else textwrap.fill(f"{title}:", TEXT_WIDTH))
         shown = display_rows(rows)
         out += _md_table(shown) if format == "md" else _text_table(shown)
         out.append("")

@@ -22,7 +22,7 @@ How a task is scored here (the *like-for-like* rules, shared with ``orch report`
   (seed 0, repeat 0); ``ba_mean``/``ba_std`` and ``perfect_runs`` cover all runs.
 
 Every row records the commit and a hash of the learner's source files (:func:`source_hash`). The
-CI test ``tests/test_results.py`` fails when a committed file's hash differs from the sources at
+CI test ``tests/orchestrator/analysis/test_results.py`` fails when a committed file's hash differs from the sources at
 HEAD, unless its rows are marked ``stale`` (``orch bench stale``), which the docs then show.
 """
 
@@ -155,10 +155,16 @@ def _counts(values: dict, prefix: str = "test_") -> Counts | None:
 def collect(
     store: ResultStore, learners: list[str] | None = None, sweep: str | None = None
 ) -> list[TaskRuns]:
-    """Every (learner, budget, task) of the store with its latest row per job, parsed."""
+    """Every (learner, budget, task) of the store with its latest row per job, parsed (without
+    ``sweep``: the newest data per task, :func:`orchestrator.analysis.current.newest_per_task`)."""
+    from orchestrator.analysis.current import COLUMNS, newest_per_task
+
     counts = [f"test_{c}" for c in ("tp", "fp", "tn", "fn")]
     cols = ["job_id", "sweep", "game", "target", "predicate", "learner", "budget_s", "seed", "repeat"]
-    table = store.latest([*cols, "status", *counts, "learn_s", "extra"])
+    extra_cols = [c for c in COLUMNS if c not in cols]
+    table = store.latest([*cols, "status", *counts, "learn_s", "extra", *extra_cols])
+    if not sweep:
+        table, _ = newest_per_task(table)
     expected: dict[tuple[str, str], set[str]] = defaultdict(set)
     for m in store.manifests().select(["game", "target", "predicate"]).to_pylist():
         expected[(m["game"], m["target"])].add(m["predicate"])

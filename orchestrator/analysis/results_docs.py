@@ -1,7 +1,7 @@
 """The generated tables of docs/benchmarks.md, rendered from the committed results files only.
 
 ``orch bench docs`` rewrites the part of docs/benchmarks.md between :data:`BEGIN` and :data:`END`;
-``tests/test_results.py`` checks that the file holds exactly what this renders, so a table can
+``tests/orchestrator/analysis/test_results.py`` checks that the file holds exactly what this renders, so a table can
 never drift from the per-task CSVs behind it. Figures are given as scored and with fallback models
 counted as failures, with errored predicates (scored as predicting false) and trivial tasks
 counted; a published system (an anchor file) appears only on the tasks the learner was run on.

@@ -7,6 +7,7 @@ import typer
 from orchestrator import __version__
 from orchestrator.cli import analysis, bench, games, graphlog, helptext, learners, run
 from orchestrator.cli.errors import OrchGroup, set_debug
+from orchestrator.cli.output import install_warning_format
 
 helptext.install()  # flags render as flags in --help (see orchestrator/cli/helptext.py)
 
@@ -35,6 +36,7 @@ def main(
 ) -> None:
     """orch: run rule-learning benchmarks on Ray and analyse the results."""
     set_debug(debug)
+    install_warning_format()  # one line per warning: file:line: warning: message
 
 
 for _module in (games, learners, run, graphlog, analysis, bench):

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from orchestrator.cli.errors import OrchError
 from orchestrator.storage import DEFAULT_STORE
 
 if TYPE_CHECKING:
     from orchestrator.analysis.compare import Side
+    from orchestrator.storage.store import ResultStore
 
 METRICS = ("ba", "perfect")
 
@@ -47,14 +49,24 @@ def report_command(
     With --html OUT: one page with the tables beside the published figures, heatmaps, time-to-solve,
     GNN curves, predictive power and task selection; the figures are also written as PNG files.
     """
+    from orchestrator.analysis.current import Currency
     from orchestrator.analysis.report import render, report_tables
+    from orchestrator.cli.sweeps import resolve_sweep
     from orchestrator.storage.store import ResultStore, StoreError, scrub
 
     try:
+        opened = ResultStore(store, must_exist=True)
+        sweep = resolve_sweep(opened, sweep)  # an unknown name: exit 2 with close matches
+        currency = Currency()
         tables = report_tables(
-            ResultStore(store, must_exist=True), [b.strip() for b in by.split(",") if b.strip()], sweep, split
+            opened, [b.strip() for b in by.split(",") if b.strip()], sweep, split, currency
         )
         typer.echo(render(tables, format), nl=False)
+        read = f"sweep read: {sweep}" if sweep else currency.line()
+        typer.echo(read, err=format in ("json", "csv"))  # a script's stdout stays one document
+        failed = currency.failed_line()
+        if failed:
+            typer.echo(failed, err=format in ("json", "csv"))
         if html is not None:
             from orchestrator.analysis.anchor import read_anchor
             from orchestrator.analysis.htmlreport import write_html
@@ -65,6 +77,8 @@ def report_command(
     except (StoreError, ValueError) as e:
         typer.echo(f"error: {scrub(str(e))}", err=True)
         raise typer.Exit(2) from e
+    if failed:  # the exit-code contract (README "Exit codes"): some job read ended error, oom or lost
+        raise typer.Exit(1)
 
 
 def select(
@@ -97,7 +111,10 @@ def select(
         raise typer.BadParameter(
             f"unknown metric(s) {bad}; choose from {list(METRICS)}", param_hint="--metrics"
         )
-    runs = complete_runs(runs_from_store(ResultStore(store, must_exist=True), sweep))
+    from orchestrator.cli.sweeps import resolve_sweep
+
+    opened = ResultStore(store, must_exist=True)
+    runs = complete_runs(runs_from_store(opened, resolve_sweep(opened, sweep)))
     learners = sorted({r["learner"] for r in runs})
     if len(learners) < 2:
         typer.echo(f"error: selection needs at least two learners with complete tasks in {store}", err=True)
@@ -165,6 +182,9 @@ def compare_command(
     ),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
     all_tasks: bool = typer.Option(False, "--all", help="List ties too, not only wins and losses."),
+    sweep: str | None = typer.Option(
+        None, "--sweep", help="Read both sides from this sweep (LEARNER@SWEEP picks one side's)."
+    ),
 ) -> None:
     """Compare two learners (or two versions of one) task by task: wins, losses and ties on balanced accuracy.
 
@@ -182,10 +202,13 @@ def compare_command(
     if b is None:
         typer.echo("error: give a second side B, or --anchor FILE", err=True)
         raise typer.Exit(2)
+    from orchestrator.cli.sweeps import resolve_sweep
+
     sa = ResultStore(store, must_exist=True)
     sides = [Side.parse(a, sa), Side.parse(b, ResultStore(store_b, must_exist=True) if store_b else sa)]
-    # a misspelt learner would compare against nothing: say so, with suggestions
-    sides = [dataclasses.replace(side, learner=_stored_learner(side)) for side in sides]
+    # a misspelt learner or sweep would compare against nothing: say so, with suggestions (exit 2)
+    sides = [dataclasses.replace(side, learner=_stored_learner(side),
+                                 sweep=resolve_sweep(side.store, side.sweep or sweep)) for side in sides]  # fmt: skip
     result = compare(sides[0], sides[1])
     rows = result.rows if all_tasks else [r for r in result.rows if r["outcome"] != "tie"]
     typer.echo(render({"tasks": rows, "summary": [result.summary()]}, fmt))
@@ -267,6 +290,9 @@ def predictive_command(
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Results store (directory or URI)."),
     dataset: str | None = typer.Option(None, "--dataset", help="Override the dataset stored with the rows."),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
+    sweep: str | None = typer.Option(
+        None, "--sweep", help="Only this sweep's runs (orch sweeps lists them)."
+    ),
 ) -> None:
     """Applicability and effects precision/recall of every rule-based run with legal and next rules.
 
@@ -276,11 +302,16 @@ def predictive_command(
     """
     from orchestrator.analysis.predictive import score_store, write_predictive
     from orchestrator.analysis.report import render
+    from orchestrator.cli.sweeps import resolve_sweep
     from orchestrator.storage.store import ResultStore
 
     s = ResultStore(store, must_exist=True)
+    sweep = resolve_sweep(s, sweep)
     skipped: list[dict] = []
     rows = score_store(s, dataset, skipped=skipped)
+    if sweep is not None:  # a run is keyed by its sweep: keep that sweep's
+        rows = [r for r in rows if r.get("sweep") == sweep]
+        skipped = [r for r in skipped if r.get("sweep") == sweep]
     write_predictive(s, rows)
     if not rows:
         typer.echo("no rule-based runs with both legal and next rules in the store", err=True)
@@ -305,6 +336,9 @@ def compose_command(
     ),
     split: str = typer.Option("test", "--split", help="Query graphs to score: train, valid or test."),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or md."),
+    sweep: str | None = typer.Option(
+        None, "--sweep", help="Only this sweep's runs (orch sweeps lists them)."
+    ),
 ) -> None:
     """GraphLog: each rule-based run's learned rules applied recursively to the world's graphs.
 
@@ -314,12 +348,41 @@ def compose_command(
     """
     from orchestrator.analysis.compose import score_composed
     from orchestrator.analysis.report import render
+    from orchestrator.cli.sweeps import resolve_sweep
     from orchestrator.storage.store import ResultStore
 
-    rows = score_composed(ResultStore(store, must_exist=True), dataset, split)
-    if not rows:
-        typer.echo("no rule-based runs on a graphlog: dataset in the store", err=True)
+    opened = ResultStore(store, must_exist=True)
+    sweep = resolve_sweep(opened, sweep)
+    rows = score_composed(opened, dataset, split, sweep)
+    if not rows:  # nothing to compose: say what the store holds instead (bad input for this analysis)
+        raise OrchError(_why_nothing_to_compose(opened, sweep))
     typer.echo(render({"rules applied recursively": rows}, fmt))
+
+
+def _why_nothing_to_compose(store: ResultStore, sweep: str | None) -> str:
+    """One line: which GraphLog rows the store has, and why none of them can be composed."""
+    import pyarrow.compute as pc
+
+    from orchestrator.storage.schema import FINAL_STATUSES, GRAPHLOG_TARGET_PREFIX
+
+    rows = store.latest(["dataset", "target", "learner", "status", "program", "sweep"])
+    if sweep is not None:
+        rows = rows.filter(pc.equal(rows["sweep"], sweep))
+    records = rows.to_pylist()
+    where = f"sweep {sweep}" if sweep else f"the store {store.uri}"
+    setups = [r for r in records if (r["target"] or "").startswith(GRAPHLOG_TARGET_PREFIX)]
+    tasks = [r for r in records if str(r["dataset"] or "").startswith("graphlog:")]
+    if not setups and not tasks:
+        return f"no GraphLog rows in {where}: compose scores rule learners run with orch run --dataset graphlog:DIR"
+    learners = sorted({r["learner"] for r in tasks + setups})
+    ruled = [r for r in tasks if r["status"] in FINAL_STATUSES and r["program"]]
+    if not ruled:
+        return (
+            f"{len(tasks) + len(setups)} GraphLog row(s) in {where} ({', '.join(learners)}), none with a learned "
+            "program: compose applies rule learners' programs (e.g. orch run --dataset graphlog:DIR "
+            "--learners ilasp); GNN results are in orch graphlog results and orch report"
+        )
+    return f"no rule-based GraphLog run in {where} could be composed"
 
 
 def register(app: typer.Typer) -> None:

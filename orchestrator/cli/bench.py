@@ -85,7 +85,7 @@ def iggp_command(
     OUT/LEARNER_BUDGETs.csv with the commit and the learner's source hash. Then run `orch bench docs`.
     """
     from orchestrator.analysis.results import source_hash
-    from orchestrator.cli.run import launch
+    from orchestrator.cli.run import RunRequest, launch
     from orchestrator.scheduling.sweep import split_names
 
     names = split_names(learners)
@@ -97,10 +97,9 @@ def iggp_command(
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
     for line in skipped:
         typer.echo(line, err=True)
-    launch(games=",".join(chosen) if chosen else None, all_games=not chosen, learners=learners, targets=None,
-        dataset=str(dataset), seed=0, repeats=repeats, budget=budget, max_retries=2, retry_failed=False,
-        retry_timeouts=False, memory_per_job=None, memory_estimate="512MiB", store=store, sweep=None, address=None, num_cpus=num_cpus,
-        max_actors=None, as_json=False, only_tasks=tasks)  # fmt: skip
+    launch(RunRequest(learners, games=",".join(chosen) if chosen else None, all_games=not chosen,
+                      dataset=str(dataset), repeats=repeats, budget=budget, store=store, num_cpus=num_cpus,
+                      only_tasks=tasks))  # fmt: skip
     changed = [n for n in names if source_hash(n) != before[n]]
     if changed:
         raise OrchError(

@@ -9,11 +9,13 @@ exit code below. Anything else is a bug: one line naming it and exit :data:`EXIT
 Exit codes (the same for every command; README "Exit codes"):
 
 ====  ==========================================================================================
-0     done
-1     done, but something failed: a sweep job ended in an infrastructure failure or on bad
-      input, ``orch games check`` found a disagreement
-2     could not run: bad usage or option, an unknown name, a malformed input file (``.dat``,
-      ``.typ``, GDL), a missing or unusable store
+0     done: everything asked for ran, every job is ``ok``, ``timeout`` or ``not_applicable``
+1     done, but some job ended ``error``, ``oom`` or ``lost`` (``run``, ``status``, ``report``,
+      ``learn``; the last line says which), or ``orch games check`` found a disagreement
+2     could not run, found before Ray starts where it can be: bad usage or option, an unknown name
+      (learner, game, target, sweep), a learner that does not apply to the dataset or whose
+      requirements are missing (orchestrator/cli/preflight.py), a missing data file, a malformed
+      input file (``.dat``, ``.typ``, GDL), a missing or unusable store
 3     ``orch games check --strict``: only known data defects
 70    internal error (a bug in orch): run ``orch --debug ...`` and report the traceback
 130   interrupted (Ctrl-C, SIGTERM); what finished is kept

@@ -10,18 +10,18 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from orchestrator.cli.errors import OrchError
+from orchestrator.cli.output import console as pipe_console
 from orchestrator.suggest import UnknownName, resolve_game, source_label
 
 games_app = typer.Typer(
     help="IGGP games: list, generate tasks from GDL, check data against GDL.", no_args_is_help=True
 )
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)
+console = pipe_console()  # full width off a terminal: nothing cut in a pipe
+errors = pipe_console(stderr=True, soft_wrap=True)
 
 DATASET_HELP = "An IGGP dataset directory in the published layout (default: the bundled games)."
 
@@ -69,14 +69,18 @@ def _where(dataset: str | None, ds) -> str:
 
 
 def _count_examples(path: Path) -> int:
-    with open(path, "rb") as fh:
-        return fh.read().count(b"\nbackground:\n") + 0
+    """Examples in a ``.dat`` file, its structure checked: a binary, empty or truncated file is a
+    :class:`tasks.iggp.DatError` naming it (one line, exit 2), never a wrong count."""
+    from tasks.iggp import count_examples
+
+    return count_examples(path)
 
 
 @games_app.command("list")
 def list_games(
     dataset: str | None = typer.Option(None, "--dataset", "-d", help=DATASET_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, tsv, md or csv (--json for JSON)."),
 ) -> None:
     """List the games: targets, examples per split, and whether the GDL is there."""
     try:
@@ -106,6 +110,7 @@ def list_games(
     table = Table(title=f"{len(rows)} bundled games" if bundled else f"{len(rows)} games in {ds.root}")
     for col in ("game", "GDL", "types", "goal", "legal", "next", "terminal"):
         table.add_column(col, justify="right" if col in ("goal", "legal", "next", "terminal") else "left")
+    shown = []
     for r in rows:
         cells = []
         for t in ("goal", "legal", "next", "terminal"):
@@ -119,13 +124,25 @@ def list_games(
                 )
             )
         table.add_row(r["game"], "yes" if r["gdl"] else "no", "yes" if r["types"] else "no", *cells)
+        shown.append(dict(zip(("game", "GDL", "types", "goal", "legal", "next", "terminal"),
+                              (r["game"], "yes" if r["gdl"] else "no", "yes" if r["types"] else "no", *cells),
+                              strict=True)))  # fmt: skip
+    if fmt != "table":  # plain rows for scripts (orchestrator/cli/output.py)
+        from orchestrator.cli.output import print_rows
+
+        print_rows(shown, fmt)
+        return
     console.print(table)
     console.print("examples per target as train/validate/test")
 
 
 @games_app.command("generate")
 def generate(
-    game: str | None = typer.Argument(None, help="A GDL file (GAME.txt), or the name of a bundled game."),
+    game: list[str] | None = typer.Argument(
+        None,
+        help="A GDL file (GAME.txt) or the name of a bundled game; with --all, folders of rulesheets "
+        "(.kif/.txt/.gdl) or files.",
+    ),
     types: Path | None = typer.Option(
         None,
         "--types",
@@ -134,7 +151,13 @@ def generate(
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (published layout)."),
     all_bundled: bool = typer.Option(
-        False, "--all", help="Generate every bundled game (in parallel, on Ray)."
+        False,
+        "--all",
+        help="Generate a corpus: every rulesheet in the given folders (none given: every bundled game), "
+        "in parallel on Ray, with a manifest (docs/ggp-benchmark.md).",
+    ),
+    time_limit: float | None = typer.Option(
+        None, "--time-limit", min=1.0, help="With --all: seconds per game; past it the game fails alone."
     ),
     episodes: int = typer.Option(1000, "--episodes", min=1, help="Random episodes per game."),
     steps: int = typer.Option(100, "--steps", min=1, help="Maximum joint moves per episode."),
@@ -146,24 +169,18 @@ def generate(
 ) -> None:
     """Generate IGGP tasks from GDL by random playouts (Algorithm 1) into OUT.
 
-    One game runs here with a progress bar. --all fans the bundled games out over Ray simulator
-    tasks (one supervised process per game, so a broken game fails alone) unless --local.
+    One game runs here with a progress bar. --all fans the games out over Ray simulator tasks
+    (one supervised process per game, so a broken game fails alone, with its reason) unless
+    --local, and writes manifest.json/.parquet and run.json beside data/ (tasks/corpus.py).
     """
-    from tasks import bundled
-
     try:
-        if all_bundled == (game is not None):
-            raise OrchError("give either a GAME (a .txt file or bundled game name) or --all")
-        if game is None:
-            jobs: list[tuple[Path, Path | None]] = [
-                (bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()
-            ]
-        else:
-            jobs = [_resolve(game, types)]
+        jobs = _jobs(game or [], types, all_bundled)
         if all_bundled and not local:
-            summaries = _generate_on_ray(jobs, out, episodes, steps, seed, address, num_cpus)
+            summaries = _generate_on_ray(jobs, out, episodes, steps, seed, address, num_cpus, time_limit)
         else:
             summaries = _generate_here(jobs, out, episodes, steps, seed, as_json)
+        if all_bundled:
+            _write_manifest(jobs, summaries, out, seed, episodes, steps)
     except _input_errors() as e:
         raise OrchError(str(e).strip("'\"")) from None
     if as_json:
@@ -219,12 +236,45 @@ def _generate_here(jobs, out: Path, episodes: int, steps: int, seed: int, quiet:
     return summaries
 
 
-def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, address, num_cpus) -> list[dict]:
+def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, address, num_cpus,
+                     time_limit: float | None = None) -> list[dict]:  # fmt: skip
     from orchestrator.scheduling.generation import generate_games
 
     errors.print(f"generating {len(jobs)} games on Ray ({address or 'local'})")
-    return generate_games([(str(g), str(t)) for g, t in jobs], str(out), episodes=episodes, steps=steps,
-                          seed=seed, address=address, num_cpus=num_cpus)  # fmt: skip
+    return generate_games(jobs, str(out), episodes=episodes, steps=steps, seed=seed, address=address,
+                          num_cpus=num_cpus, timeout_s=time_limit)  # fmt: skip
+
+
+def _jobs(paths: list[str], types: Path | None, corpus: bool) -> list[tuple[Path, Path | None]]:
+    """(GDL file, .typ or None) per game: one game, the bundled games, or every rulesheet in folders."""
+    from tasks import bundled
+    from tasks.gdl.probe import game_files
+
+    if not corpus:
+        if len(paths) != 1:
+            raise OrchError("give either one GAME (a .txt file or bundled game name) or --all")
+        return [_resolve(paths[0], types)]
+    if not paths:
+        return [(bundled.game_file(n), bundled.types_file(n)) for n in bundled.games()]
+    files = game_files([Path(p) for p in paths])
+    if not files:
+        raise OrchError(f"no .kif/.txt/.gdl game files in {', '.join(paths)}")
+    stems = [f.stem for f in files]
+    if len(set(stems)) < len(stems):
+        dup = sorted({s for s in stems if stems.count(s) > 1})
+        raise OrchError(f"two rulesheets would write the same game name: {', '.join(dup)}")
+    return [(f, f.with_suffix(".typ") if f.with_suffix(".typ").is_file() else None) for f in files]
+
+
+def _write_manifest(jobs, summaries: list[dict], out: Path, seed: int, episodes: int, steps: int) -> None:
+    """The corpus manifest (tasks/corpus.py): deterministic rows, plus timing and commit apart."""
+    from orchestrator import __version__
+    from orchestrator.analysis.results import git_commit
+    from tasks.corpus import manifest_row, write_manifest
+
+    rows = [manifest_row(s, g, seed=seed, episodes=episodes, steps=steps, orch_version=__version__)
+            for (g, _), s in zip(jobs, summaries, strict=True)]  # fmt: skip
+    write_manifest(out, rows, {s["game"]: s.get("seconds") for s in summaries}, git_commit())
 
 
 def _resolve(game: str, types: Path | None) -> tuple[Path, Path | None]:
@@ -265,7 +315,7 @@ def check(
     GDL, or a missing file); 0 if every game agrees or is a diagnosed defect of the published data
     (status data-defect, its diagnosis printed; with --strict those exit 3).
     """
-    from tasks.check import AGREE, STATUSES, check_game, exit_code
+    from tasks.oracle import AGREE, STATUSES, check_game, exit_code
 
     try:
         ds = _open(dataset)

@@ -9,7 +9,7 @@
     orch graphlog results [--store PATH] [--json]
 
 `train` is the quick path (one setup, one local process); `sweep` runs setups x models x seeds
-as Ray tasks into the results store and resumes (orchestrator/graphlog/sweep.py).
+as Ray tasks into the results store and resumes (orchestrator/graphlog/jobs.py).
 
 DIR may also be a released GraphLog directory (WORLD/train.jsonl); see docs/graphlog.md.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,20 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.cli.errors import OrchError
+from orchestrator.cli.gpuflags import (
+    gpu_memory_estimate_option,
+    gpu_memory_per_job_option,
+    gpus_per_job_option,
+)
+from orchestrator.cli.output import console as pipe_console
 from orchestrator.durations import budget_option
 from orchestrator.storage import DEFAULT_STORE
 
 graphlog_app = typer.Typer(
     help="GraphLog: generate worlds, statistics, train/evaluate GNN setups.", no_args_is_help=True
 )
-console = Console()
-errors = Console(stderr=True)
+console = pipe_console()  # full width off a terminal: nothing cut in a pipe
+errors = pipe_console(stderr=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -223,28 +230,51 @@ SCORING_ALLOWANCE_S = 600.0
 """Seconds past the budget for the setup to score its best model before it is killed (as a sweep job)."""
 
 
+@dataclass(frozen=True)
+class SetupRun:
+    """The work of ``train``'s child: ``setups.run`` reporting each row as it is made.
+
+    Picklable (not a closure): the child is spawned, as every GPU job's is, so this process never
+    touches the GPU; the loaded worlds travel to it pickled.
+    """
+
+    setup: str
+    data: list
+    cfg: Any
+    tcfg: Any
+    budget: float | None
+    held: list
+    steps: list
+
+    def __call__(self, i: int, send: Any) -> tuple[str, Any]:
+        from learners.gnn import setups
+        from orchestrator.graphlog.runner import RowReport
+
+        report = lambda row: send(RowReport(i, row))  # noqa: E731
+        rows = setups.run(
+            self.setup, self.data, self.cfg, self.tcfg, self.budget, self.held, self.steps, report=report
+        )
+        return "ok", rows
+
+
 def _run_setup_hard(setup: str, data, cfg, tcfg, budget: float | None, held, steps) -> list[dict]:  # noqa: ANN001
-    """``setups.run`` in a supervised child, killed at budget + scoring allowance: a hard limit.
+    """``setups.run`` in a supervised (spawned) child, killed at budget + scoring allowance: a hard limit.
 
     The setup stops itself at the budget and scores its best model; a setup still running at the
     deadline is killed, keeping the rows it had reported (each is sent out as soon as it is made).
     """
-    from learners.gnn import setups
     from orchestrator.graphlog.runner import RowReport
-    from orchestrator.scheduling.supervise import run_one
+    from procs.supervise import run_one
 
     reported: list[dict] = []
-
-    def work(i: int, send: Any) -> tuple[str, Any]:
-        report = lambda row: send(RowReport(i, row))  # noqa: E731
-        return "ok", setups.run(setup, data, cfg, tcfg, budget, held, steps, report=report)
 
     def keep(message: Any) -> None:
         if isinstance(message, RowReport):
             reported.append(message.row)
 
     deadline = math.inf if budget is None else budget + SCORING_ALLOWANCE_S
-    out = run_one(work, deadline, None, keep)
+    work = SetupRun(setup, data, cfg, tcfg, budget, held, steps)
+    out = run_one(work, deadline, None, keep, start_method="spawn")
     if out.kind == "ok":
         return out.payload
     if out.kind == "timeout":
@@ -302,7 +332,7 @@ def _table(title: str, columns: Sequence[str], rows: list[dict], digits: int) ->
     return table
 
 
-# --- sweeps on Ray (orchestrator/graphlog/sweep.py) -----------------------------------------------------
+# --- sweeps on Ray (orchestrator/graphlog/jobs.py) -----------------------------------------------------
 
 
 @graphlog_app.command("sweep")
@@ -339,26 +369,33 @@ def sweep_cmd(
         None, "--num-cpus", min=1, help="CPUs of the local Ray (default: all)."
     ),
     max_retries: int = typer.Option(2, "--max-retries", min=0, help="Retries of a job whose worker died."),
+    gpus_per_job: str | None = gpus_per_job_option(),
+    gpu_memory_per_job: str | None = gpu_memory_per_job_option(),
+    gpu_memory_estimate: str = gpu_memory_estimate_option(),
     rerun: bool = typer.Option(False, "--rerun", help="Run stored jobs again (newer rows supersede older)."),
     as_json: bool = typer.Option(False, "--json", help="Print rows and summary as JSON, no progress."),
 ) -> None:
     """Run GraphLog setups x models x seeds as Ray jobs into the store; rerunning resumes."""
+    from orchestrator.cli.gpuflags import gpu_options
+    from orchestrator.cli.preflight import check_requirements
+    from orchestrator.graphlog.jobs import SweepSpec, planned_ids, stored_rows, summarize
     from orchestrator.graphlog.runner import run_graphlog_sweep
-    from orchestrator.graphlog.sweep import SweepSpec, planned_ids, stored_rows, summarize
     from orchestrator.scheduling.progress import make_progress
     from orchestrator.scheduling.raysession import SchedulerError
     from orchestrator.scheduling.sweep import SweepError
     from orchestrator.storage.store import ResultStore, StoreError
 
+    check_requirements(["gnn-gat-egat"])  # the GraphLog GNNs' registration: torch, torch_geometric (exit 2)
     spec = SweepSpec(
         str(directory), _names(setups), _names(models), _numbers(seeds, "--seeds"), _names(worlds),
         _names(heldout), _numbers(shots, "--shots"), epochs, dim, dropout, batch_size,
         budget or 0.0,  # the sweep's spec (and job ids) spell "no limit" as 0.0
     )  # fmt: skip
     try:
+        gpu = gpu_options(gpus_per_job, gpu_memory_per_job, gpu_memory_estimate)
         results = ResultStore(store)
         jobs, result = run_graphlog_sweep(spec, results, rerun=rerun, address=address, num_cpus=num_cpus,
-                                          max_retries=max_retries, progress=make_progress(as_json))  # fmt: skip
+                                          max_retries=max_retries, progress=make_progress(as_json), **gpu)  # fmt: skip
         rows = stored_rows(results, planned_ids(jobs))
     except (SweepError, SchedulerError, StoreError) as e:
         raise OrchError(str(e)) from None
@@ -381,7 +418,7 @@ def results_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print rows and summary as JSON."),
 ) -> None:
     """Summarise the stored GraphLog sweep rows (each job's latest run): mean ± std over seeds."""
-    from orchestrator.graphlog.sweep import stored_rows, summarize
+    from orchestrator.graphlog.jobs import stored_rows, summarize
     from orchestrator.storage.store import ResultStore, StoreError
 
     try:
@@ -404,7 +441,7 @@ def _acc(x: float | None) -> str:
 
 
 def _print_summary(summary: dict) -> None:
-    from orchestrator.graphlog.sweep import display_rows
+    from orchestrator.graphlog.jobs import display_rows
 
     if not summary["table"]:
         console.print("no GraphLog sweep results")

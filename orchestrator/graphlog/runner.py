@@ -1,12 +1,15 @@
 """The actor body for GraphLog setup jobs: the one scheduler's :class:`~orchestrator.scheduling.worker.JobRunner`
-counterpart for ``orch graphlog sweep`` (see :mod:`orchestrator.graphlog.sweep`).
+counterpart for ``orch graphlog sweep`` (see :mod:`orchestrator.graphlog.jobs`).
 
 Why a runner of its own: an IGGP job is one learner on one task, scored in a second process; a
 GraphLog setup job trains and scores in turns over several worlds (continual: train world 1, score,
 train world 2, score both, ...), so its results are the per-world rows the setup produces. It
-still runs under the same supervisor as every IGGP job (:func:`orchestrator.scheduling.supervise.run_supervised`):
-a forked child per job, killed at its hard deadline, memory-capped, and streaming what it has so
-far to this process as it goes, so a killed job keeps the rows it reported.
+still runs under the same supervisor as every IGGP job (:func:`procs.supervise.run_supervised`):
+a child per job, killed at its hard deadline, memory-capped, and streaming what it has so
+far to this process as it goes, so a killed job keeps the rows it reported. The child is *spawned*
+(a fresh interpreter, as every GPU job's; see :mod:`orchestrator.scheduling.worker`): a fork of this
+long-lived actor cannot be trusted with CUDA, so the work is a picklable :class:`SetupWork`, and
+this process never touches the GPU (the device is named by the child).
 
 The hard deadline is the budget plus the scoring allowance (``JobLimits.eval_timeout_s``, as IGGP
 jobs get for scoring): the setup stops training at the budget itself and scores its best model, and
@@ -23,13 +26,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.graphlog.sweep import GraphLogJob, SweepSpec, detail_rows, legacy_job_ids, plan_jobs
+from orchestrator.graphlog.jobs import GraphLogJob, SweepSpec, detail_rows, legacy_job_ids, plan_jobs
+from orchestrator.scheduling.gpushare import DEFAULT_GPU_MEMORY_ESTIMATE
 from orchestrator.scheduling.scheduler import Progress, SweepOptions, SweepResult, run_sweep
-from orchestrator.scheduling.supervise import run_one
 from orchestrator.scheduling.sweep import Job, sweep_name
 from orchestrator.scheduling.worker import JobLimits, node_name
 from orchestrator.storage.schema import ResultRow, result_row
 from orchestrator.storage.store import ResultStore
+from procs.cuda import cuda_initialised
+from procs.supervise import run_one
 
 
 def _setup_rows(job: GraphLogJob, report: Callable[[dict], None]) -> list[dict]:
@@ -56,8 +61,9 @@ def _setup_rows(job: GraphLogJob, report: Callable[[dict], None]) -> list[dict]:
 def _device() -> str:
     import torch
 
-    from learners.gnn.train import pick_device
+    from learners.gnn.train import pick_device, use_deterministic
 
+    use_deterministic()  # before the child's first CUDA call: cuBLAS reads its workspace setting once
     dev = pick_device()  # the GPU when Ray gave this actor one (num_gpus), else the CPU
     return f"cuda ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else "cpu"
 
@@ -78,6 +84,17 @@ class RowReport:
     row: dict
 
 
+@dataclass(frozen=True)
+class SetupWork:
+    """The work of a setup job's spawned child (picklable): name the device, then run the setup."""
+
+    spec: GraphLogJob
+
+    def __call__(self, i: int, send: Callable[[Any], None]) -> tuple[str, Any]:
+        send(DeviceReport(i, _device()))
+        return "ok", _setup_rows(self.spec, lambda row: send(RowReport(i, row)))
+
+
 class GraphLogRunner:
     """Runs batches of GraphLog setup jobs, each in its own supervised child; returns result rows.
 
@@ -90,7 +107,8 @@ class GraphLogRunner:
         self.current: tuple[str, float] | None = None
 
     def info(self) -> dict:
-        return {"pid": os.getpid(), "node": self.node}
+        """Who this actor is; ``cuda_initialised`` must stay False (the GPU is used in spawned children)."""
+        return {"pid": os.getpid(), "node": self.node, "cuda_initialised": cuda_initialised()}
 
     def current_job(self) -> tuple[str, float] | None:
         """(job id, wall-clock start) of the job running now, for the driver's running/queued count."""
@@ -111,10 +129,6 @@ class GraphLogRunner:
         reported: list[dict] = []
         device: list[str] = []
 
-        def work(i: int, send: Callable[[Any], None]) -> tuple[str, Any]:
-            send(DeviceReport(i, _device()))
-            return "ok", _setup_rows(spec, lambda row: send(RowReport(i, row)))
-
         def keep(message: Any) -> None:
             if isinstance(message, RowReport):
                 reported.append(message.row)
@@ -123,7 +137,10 @@ class GraphLogRunner:
 
         deadline = spec.budget_s + self.limits.eval_timeout_s
         t0 = time.monotonic()
-        out = run_one(work, deadline, self.limits.memory_bytes, keep)
+        out = run_one(
+            SetupWork(spec), deadline, self.limits.memory_bytes, keep, start_method="spawn",
+            gpu_memory_bytes=self.limits.gpu_memory_bytes,
+        )  # fmt: skip
         seconds = time.monotonic() - t0
         where = device[0] if device else None
         error = None
@@ -152,10 +169,11 @@ class GraphLogRunner:
         tests = [r["test_acc"] for r in rows if r["test_acc"] is not None]
         return result_row(
             job.job_id, status=status, learn_s=out.seconds, peak_rss=out.peak_rss, node=self.node,
-            started=out.began, finished=out.ended, error=error,
+            peak_gpu=out.peak_gpu or None, started=out.began, finished=out.ended, error=error,
             description=f"{spec.label()}: {len(rows)} scored row(s)"
             + (f", mean test accuracy {sum(tests) / len(tests):.3f}" if tests else ""),
-            extra={"graphlog": rows, "device": where, "deadline_s": None if math.isinf(deadline) else deadline},
+            extra={"graphlog": rows, "device": where, "deadline_s": None if math.isinf(deadline) else deadline,
+                   "start_method": "spawn"},
         )  # fmt: skip
 
 
@@ -172,12 +190,16 @@ def run_graphlog_sweep(
     max_retries: int = 2,
     eval_timeout_s: float = 600.0,
     progress: Progress | None = None,
+    gpus_per_job: float | None = None,
+    gpu_memory_per_job: int | None = None,
+    gpu_memory_estimate: int | None = DEFAULT_GPU_MEMORY_ESTIMATE,
 ) -> tuple[list[Job], SweepResult]:
     """Plan ``spec`` and run the jobs the store lacks (all with ``rerun``) through the one scheduler.
 
     Returns the planned jobs and what happened. Ctrl-C (or SIGTERM) stops cleanly: finished jobs
     are stored, and the same command resumes. A job stored by an orch before schema version 2
-    (under ``graphlog/``) counts as stored.
+    (under ``graphlog/``) counts as stored. The ``gpu*`` arguments size each job's share of a GPU
+    and its GPU memory cap (:mod:`orchestrator.scheduling.gpushare`; defaults from stored peaks).
     """
     jobs = plan_jobs(spec)
     todo = jobs
@@ -188,6 +210,7 @@ def run_graphlog_sweep(
     options = SweepOptions(
         "graphlog-" + sweep_name(jobs).removeprefix("sweep-"), max_retries=max_retries, eval_timeout_s=eval_timeout_s,
         rerun=rerun, address=address, num_cpus=num_cpus, runner=GraphLogRunner, spec=settings,
+        gpus_per_job=gpus_per_job, gpu_memory_per_job=gpu_memory_per_job, gpu_memory_estimate=gpu_memory_estimate,
     )  # fmt: skip
     result = run_sweep(todo, store, options, progress)
     result.planned, result.skipped = len(jobs), result.skipped + len(jobs) - len(todo)

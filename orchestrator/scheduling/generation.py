@@ -15,7 +15,7 @@ from orchestrator.scheduling.worker import generate_one
 
 
 def generate_games(
-    games: Sequence[tuple[str, str]],
+    games: Sequence[tuple[str | os.PathLike, str | os.PathLike | None]],
     out: str,
     *,
     episodes: int = 1000,
@@ -27,7 +27,7 @@ def generate_games(
     num_cpus: int | None = None,
     max_retries: int = 1,
 ) -> list[dict]:
-    """Generate many games' tasks in parallel on Ray: ``games`` is [(GAME.txt, GAME.typ), ...].
+    """Generate many games' tasks in parallel on Ray: ``games`` is [(GAME.txt, GAME.typ or None), ...].
 
     Each game is one Ray task running :func:`orchestrator.scheduling.worker.generate_one` (a supervised child
     per game, so a broken GDL file or a runaway playout fails only its own game, with a status);
@@ -37,8 +37,9 @@ def generate_games(
         remote = ray.remote(generate_one).options(
             num_cpus=1, max_retries=max_retries, scheduling_strategy="SPREAD"
         )
-        refs = [remote.remote(str(g), str(t), str(out), episodes, steps, seed, timeout_s, memory_per_job)
-                for g, t in games]  # fmt: skip
+        # t is None for a rulesheet without .typ (inferred), never the string "None"
+        refs = [remote.remote(str(g), None if t is None else str(t), str(out), episodes, steps, seed, timeout_s,
+                              memory_per_job) for g, t in games]  # fmt: skip
         results = []
         for (g, _), ref in zip(games, refs, strict=True):
             try:

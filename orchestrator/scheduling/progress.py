@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -40,6 +40,10 @@ STATUS_STYLE = {
 }
 
 
+MOVING_JOBS = 20
+"""Finished jobs whose mean duration the ETA uses (a moving average: it follows the sweep's phases)."""
+
+
 def _duration(seconds: float) -> str:
     seconds = max(0, int(seconds))
     h, rest = divmod(seconds, 3600)
@@ -58,6 +62,8 @@ class _Tally:
         self.phase: str | None = None  # what the sweep waits for before its first job (Ray, workers)
         self.phase_t0 = time.monotonic()
         self.begun = False
+        self.recent: deque[float] = deque(maxlen=MOVING_JOBS)  # seconds of the last finished jobs
+        self.slots = 0  # the most jobs seen learning at once: the sweep's parallelism
 
     def begin(self, total: int, skipped: int) -> None:
         self.total, self.skipped, self.t0 = total, skipped, time.monotonic()
@@ -70,14 +76,17 @@ class _Tally:
     def start(self, job: Job, since: float) -> None:
         self._first()
         self.running[job.job_id] = (job, since)
+        self.slots = max(self.slots, len(self.running))
 
     def end(self, job: Job) -> None:
         self.running.pop(job.job_id, None)
 
-    def finish(self, job: Job, status: str) -> None:
+    def finish(self, job: Job, status: str, seconds: float | None = None) -> None:
         self._first()
         self.running.pop(job.job_id, None)
         self.done[status] += 1
+        if seconds is not None:
+            self.recent.append(max(0.0, seconds))
 
     @property
     def finished(self) -> int:
@@ -105,9 +114,27 @@ class _Tally:
         # at least 1 s: a first job that ends within milliseconds is not "300 jobs/s"
         return self.finished / max(1.0, time.monotonic() - self.t0)
 
-    def eta(self) -> str:
+    def eta_seconds(self) -> float | None:
+        """Seconds left: remaining jobs x the moving average per job / the parallel slots, and no less
+        than the remaining jobs at the throughput so far (which counts the overhead between jobs).
+
+        Why both: throughput alone is optimistic when the first jobs are the quick ones (trivial
+        predicates, not-applicable jobs), and the per-job average alone misses the time a worker
+        spends between jobs. None before any job finished."""
+        remaining = self.total - self.finished
+        if remaining <= 0:
+            return 0.0
         rate = self.rate()
-        return _duration((self.total - self.finished) / rate) if rate > 0 else "?"
+        by_rate = remaining / rate if rate > 0 else None
+        by_jobs = None
+        if self.recent:
+            by_jobs = remaining * (sum(self.recent) / len(self.recent)) / max(1, self.slots)
+        known = [x for x in (by_rate, by_jobs) if x is not None]
+        return max(known) if known else None
+
+    def eta(self) -> str:
+        left = self.eta_seconds()
+        return "?" if left is None else _duration(left)
 
 
 class _Slots:
@@ -147,9 +174,9 @@ class PlainProgress(_Slots):
         self._print(f"{text}...")
 
     def finished(self, job: Job, row: dict) -> None:
-        self.tally.finish(job, row["status"])
-        t = self.tally
         took = (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0)
+        self.tally.finish(job, row["status"], took)
+        t = self.tally
         print(
             f"[{t.finished}/{t.total}] {row['status']:<7} {job.label()} {took:.2f}s job={job.job_id}",
             file=self.stream,
@@ -186,7 +213,7 @@ class LiveProgress(_Slots):
         self.live.update(self.render())
 
     def finished(self, job: Job, row: dict) -> None:
-        self.tally.finish(job, row["status"])
+        self.tally.finish(job, row["status"], (row.get("learn_s") or 0.0) + (row.get("eval_s") or 0.0))
 
     def tick(self) -> None:
         now = time.monotonic()
@@ -234,14 +261,33 @@ def summary_line(result: SweepResult) -> str:
     )
 
 
-def next_steps(store: str, result: SweepResult) -> str:
-    """Where the results are and what to run next: the lines printed after a sweep."""
-    from orchestrator.storage.store import scrub
+def next_steps(
+    store: str, result: SweepResult, stored_before: int | None = None, sweep: str | None = None
+) -> str:
+    """Where the results are and what to run next: the lines printed after a sweep.
 
-    where = scrub(store)
+    ``stored_before``: the sweep's jobs that had a row before this run, re-run or not (``--retry-failed``
+    re-runs stored errors, so the jobs skipped undercount them); ``sweep``: its name, for ``--sweep``.
+    """
+    from orchestrator.storage.store import runnable_uri
+
+    where, had_secret = runnable_uri(store)
     arg = f" --store {where}" if where != DEFAULT_STORE else ""
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.statuses.items())) or "nothing new"
-    lines = [f"results: {where} ({counts}; {result.skipped} stored before)"]
+    before = result.skipped if stored_before is None else max(stored_before, result.skipped)
+    again = before - result.skipped
+    rerun = f", {again} of them run again" if again > 0 else ""
+    named = f"sweep {sweep}: " if sweep else ""
+    lines = [f"results: {named}{where} ({counts}; {before} stored before{rerun})"]
+    if had_secret:
+        lines.append(
+            "(credentials removed from the store URI: the commands below take yours from the environment)"
+        )
+    if result.elsewhere:  # another `orch run` on the same store took part: its counts are not in ours
+        lines.append(
+            f"another driver on this store ran {result.elsewhere} job(s) of this sweep meanwhile "
+            f"(they are stored, not counted above: orch status{arg} counts every job)"
+        )
     commands = [
         (f"orch status{arg}", "done, failed and remaining jobs per learner"),
         (f"orch report{arg}", "the result tables (--format md, csv or json)"),

@@ -13,12 +13,17 @@ tests and benchmarks) must get the same guarantees, and they are subtle in Ray 2
   Ray looks for one (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``).
 * No dashboard, and workers' logs stay in Ray's log files (``log_to_driver=False``): the job
   rows carry errors and tracebacks, and nothing from a worker reaches the terminal.
+* The raylet's error messages do not go through ``log_to_driver``: the driver's error listener
+  thread prints them with ``ray._private.worker.print_to_stdstream``. Its multi-line "A worker died
+  or was killed..." text (a SIGKILLed or OOM-killed worker) is replaced by one line of orch's own
+  (:func:`worker_deaths_in_one_line`); the scheduler retries the job and records why.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -57,6 +62,34 @@ def loopback_only() -> Iterator[None]:
         ray_constants.ENABLE_RAY_CLUSTER = saved[1]
 
 
+WORKER_DEATH_TEXT = "worker died or was killed"
+WORKER_DEATH_LINE = (
+    "a Ray worker died (killed, out of memory or crashed): its job is retried, then stored as lost"
+)
+
+
+@contextmanager
+def worker_deaths_in_one_line() -> Iterator[None]:
+    """Within this block, Ray's "A worker died or was killed..." error text (published by the raylet,
+    printed by the driver's error listener) becomes :data:`WORKER_DEATH_LINE` on stderr."""
+    from ray._private import worker as ray_worker
+
+    original = ray_worker.print_to_stdstream
+
+    def filtered(data: dict, ignore_prefix: bool) -> None:
+        lines = [str(line) for line in data.get("lines") or []]
+        if any(WORKER_DEATH_TEXT in line.lower() for line in lines):
+            print(f"orch: {WORKER_DEATH_LINE}", file=sys.stderr, flush=True)
+            return
+        original(data, ignore_prefix)
+
+    ray_worker.print_to_stdstream = filtered
+    try:
+        yield
+    finally:
+        ray_worker.print_to_stdstream = original
+
+
 @contextmanager
 def local_ray(num_cpus: int | None = None) -> Iterator[Any]:
     """A private single-node Ray on 127.0.0.1 (:func:`loopback_only`), no dashboard; shut down after.
@@ -65,7 +98,7 @@ def local_ray(num_cpus: int | None = None) -> Iterator[Any]:
     """
     import ray
 
-    with loopback_only():
+    with loopback_only(), worker_deaths_in_one_line():
         # address="local": always a new private Ray, never a cluster someone else started with `ray start`
         ray.init(
             address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
@@ -108,6 +141,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     except Exception as e:  # a clear message instead of Ray's stack
         raise SchedulerError(f"cannot reach the Ray cluster at {address}: {e}") from e
     try:
-        yield ray
+        with worker_deaths_in_one_line():
+            yield ray
     finally:
         ray.shutdown()

@@ -1,7 +1,7 @@
-"""Where a job runs: a Ray actor that caches tasks and runs each job in a forked, killable child.
+"""Where a job runs: a Ray actor that caches tasks and runs each job in a killable child.
 
 The supervised children (deadlines, the resident-memory watchdog, the pipe) are the generic
-:mod:`orchestrator.scheduling.supervise`; this module holds the job functions on top of it. Why a forked child
+:mod:`procs.supervise`; this module holds the job functions on top of it. Why a child
 per job (and not ``ray.cancel(force=True)`` on the actor's task):
 
 * A hard budget needs a process that can be killed whatever it is doing (a clingo solve, a C
@@ -16,6 +16,11 @@ per job (and not ``ray.cancel(force=True)`` on the actor's task):
   and a model whose ``predict`` misbehaves cannot take the actor down. The actor never unpickles
   a model itself: it only holds the bytes.
 * A memory cap is on resident memory, watched from the actor (``oom``, with the peak).
+* A job whose learner prefers a GPU (its registry ``resources`` ask for ``num_gpus``) learns and is
+  scored in *spawned* children instead (:func:`start_method_for`): a fork of a worker that has run
+  jobs cannot be trusted with CUDA (issue 26). The work (jobs, tasks, model bytes) is then pickled
+  to the child, and the child's GPU memory is capped (``JobLimits.gpu_memory_bytes``). The actor
+  itself never initialises CUDA: every fork checks that (:mod:`procs.cuda`).
 
 The actor returns plain row dicts; only the driver writes to the store, so a worker orphaned by a
 killed driver can never write a duplicate row.
@@ -30,16 +35,17 @@ import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from orchestrator.scheduling.supervise import JOB_PROCESS_ENV, Send, Start, run_one, run_supervised
 from orchestrator.scheduling.sweep import Job
 from orchestrator.storage.schema import FINAL_STATUSES, NOT_APPLICABLE, result_row
+from procs.cuda import cuda_initialised
+from procs.supervise import Outcome, Send, Start, run_one, run_supervised
 from tasks.task import Task
 
-__all__ = ["JOB_PROCESS_ENV", "JobLimits", "JobRunner", "ModelReport", "generate_one", "run_jobs"]
+__all__ = ["JobLimits", "JobRunner", "ModelReport", "generate_one", "run_jobs", "start_method_for"]
 
 INPUT_FAILURE = "input"
 """``extra["failure"]`` of a job that failed on bad input (its task's files): ``orch run`` exits 1."""
@@ -47,10 +53,12 @@ INPUT_FAILURE = "input"
 
 @dataclass(frozen=True)
 class JobLimits:
-    """How a job is confined: its resident-memory cap (bytes), and how long scoring may take."""
+    """How a job is confined: its resident-memory cap (bytes), how long scoring may take, and the
+    GPU memory cap (bytes) of a job whose learner prefers a GPU."""
 
     memory_bytes: int | None = None
     eval_timeout_s: float = 600.0
+    gpu_memory_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -71,77 +79,75 @@ def job_rng_seed(seed: int, repeat: int) -> int:
     return (seed * 1_000_003 + repeat) % 2**32
 
 
-def run_jobs(
-    jobs: list[Job], tasks: list[Task], limits: JobLimits, on_start: Callable[[int], None] | None = None
-) -> list[dict]:
-    """Learn each job within its budget in a child, then score its best model in another: rows.
+def start_method_for(learner: str) -> str:
+    """``spawn`` for a learner that prefers a GPU (registry ``resources`` with ``num_gpus`` > 0),
+    else ``fork`` (the copy-on-write fast path of ILP learners and baselines).
 
-    Status: ``ok`` (the learner returned), ``timeout`` (the deadline passed; the last reported
-    model is scored), ``oom`` (the memory cap was hit), ``error`` (an exception, with its
-    traceback), ``lost`` (the job's process died of a SIGKILL we did not send: the driver retries).
+    Spawn whether or not this machine has CUDA, so the CPU-only CI runs the GPU jobs' path.
     """
-    latest: dict[int, dict[str, Any]] = {}
+    from learners.base import spec_for
 
-    def learn(i: int, send: Send) -> tuple[str, Any]:
-        from learners.base import Budget, make_learner
+    try:
+        spec, _ = spec_for(learner)
+    except KeyError:  # an unknown learner fails in its job's child, with a traceback
+        return "fork"
+    return "spawn" if spec.resources.get("num_gpus", 0) > 0 else "fork"
+
+
+@dataclass(frozen=True)
+class LearnJobs:
+    """The work of a learning child: item i fits ``jobs[i]`` on ``tasks[i]`` within its budget.
+
+    An object, not a closure: a spawned child gets it pickled (the tasks with it).
+    """
+
+    jobs: list[Job]
+    tasks: list[Task]
+    _learners: dict[int, Any] = field(default_factory=dict, repr=False)
+
+    def prepare(self, i: int) -> None:
+        """Before job i's budget starts: build its learner and run the learner's own warm-up
+        (``prepare()``: imports such as torch, seconds in a fresh process), so that the budget is
+        the learner's learning time, as the papers' budgets are."""
+        from learners.base import make_learner
+
+        learner = make_learner(self.jobs[i].learner)
+        warm_up = getattr(learner, "prepare", None)
+        if warm_up is not None:
+            warm_up()
+        self._learners[i] = learner
+
+    def __call__(self, i: int, send: Send) -> tuple[str, Any]:
+        from learners.base import Budget, budget_cut, fit_with_seed, make_learner
         from learners.seeding import seed_everything
 
-        job = jobs[i]
+        job = self.jobs[i]
 
         def ship(model: Any) -> None:
             blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
             send(ModelReport(i, blob, model.describe(), model.rules()))
 
-        seed_everything(job_rng_seed(job.seed, job.repeat))
+        seed = job_rng_seed(job.seed, job.repeat)
+        seed_everything(seed)
+        learner = self._learners.pop(i, None) or make_learner(job.learner)
         # the learner gets train and validate only: the test split is not in the object it sees
-        model = make_learner(job.learner).fit(tasks[i].learning_view(), Budget(job.budget_s), report=ship)
-        return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), model.describe(), model.rules())
+        model = fit_with_seed(learner, self.tasks[i].learning_view(), Budget(job.budget_s), ship, seed)
+        blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+        return "ok", (blob, model.describe(), model.rules(), budget_cut(model))
 
-    def keep(message: Any) -> None:
-        if isinstance(message, Start) and on_start is not None:
-            on_start(message.item)  # job i now runs on this slot (the ones after it still wait)
-        if isinstance(message, ModelReport):
-            entry = latest.setdefault(message.item, {"reports": 0})
-            entry.update(bytes=message.blob, describe=message.describe, rules=message.rules)
-            entry["reports"] += 1
 
-    learned = run_supervised(len(jobs), learn, lambda i: jobs[i].budget_s, limits.memory_bytes, keep)
-    rows = []
-    for i, (job, out) in enumerate(zip(jobs, learned, strict=True)):
-        entry = latest.get(i, {"reports": 0})
-        row: dict[str, Any] = result_row(
-            job.job_id, learn_s=out.seconds, peak_rss=out.peak_rss, extra={"reports": entry["reports"]},
-            started=out.began, finished=out.ended,
-        )  # fmt: skip
-        if out.kind == "ok":
-            entry.update(bytes=out.payload[0], describe=out.payload[1], rules=out.payload[2])
-            row["status"] = "ok"
-        elif out.kind == "timeout":
-            row["status"] = "timeout"
-            if "bytes" not in entry:
-                row["error"] = "the budget ran out before the learner reported any model"
-        elif out.kind in ("error", "oom"):
-            row["status"], row["error"] = out.kind, out.payload
-        else:
-            row["status"], why = out.died()
-            row["error"] = f"{job.label()}: {why}"
-        if row["status"] in FINAL_STATUSES and "bytes" in entry:
-            row["program"], row["description"] = entry["rules"], entry["describe"]
-        try:
-            row["extra"]["all_false"] = all_false_counts(tasks[i])
-        except Exception:  # noqa: BLE001 (a task the scorer cannot count must not fail the batch)
-            pass
-        latest[i] = entry
-        rows.append(row)
+@dataclass(frozen=True)
+class ScoreModels:
+    """The work of a scoring child: item k unpickles ``blobs[k]`` and scores it on ``tasks[k]``."""
 
-    to_score = [i for i, r in enumerate(rows) if r["status"] in FINAL_STATUSES and "bytes" in latest[i]]
+    tasks: list[Task]
+    blobs: list[bytes]
 
-    def score(k: int, send: Send) -> tuple[str, Any]:
+    def __call__(self, k: int, send: Send) -> tuple[str, Any]:
         from learners.metrics import evaluate, pool
 
-        i = to_score[k]
-        model = pickle.loads(latest[i]["bytes"])
-        scores = evaluate(model, tasks[i], ("validate", "test"))
+        model = pickle.loads(self.blobs[k])
+        scores = evaluate(model, self.tasks[k], ("validate", "test"))
         counts: dict[str, int] = {}
         for split, per_predicate in scores.items():
             counts.update(pool(per_predicate.values()).as_dict(f"{split}_"))
@@ -152,10 +158,49 @@ def run_jobs(
             extra["fallback"] = bool(fallback)
         return "ok", {"counts": counts, "extra": extra}
 
-    scored = run_supervised(len(to_score), score, lambda k: limits.eval_timeout_s, limits.memory_bytes)
+
+def run_jobs(
+    jobs: list[Job], tasks: list[Task], limits: JobLimits, on_start: Callable[[int], None] | None = None,
+    start_method: str = "fork",
+) -> list[dict]:  # fmt: skip
+    """Learn each job within its budget in a child, then score its best model in another: rows.
+
+    Status: ``ok`` (the learner returned), ``timeout`` (the deadline passed; the last reported
+    model is scored), ``oom`` (a memory cap was hit), ``error`` (an exception, with its
+    traceback), ``lost`` (the job's process died of a SIGKILL we did not send: the driver retries).
+    ``start_method`` is how the children start (``spawn`` for GPU learners, :func:`start_method_for`).
+    """
+    latest: dict[int, dict[str, Any]] = {}
+
+    def keep(message: Any) -> None:
+        if isinstance(message, Start) and on_start is not None:
+            on_start(message.item)  # job i now runs on this slot (the ones after it still wait)
+        if isinstance(message, ModelReport):
+            entry = latest.setdefault(message.item, {"reports": 0})
+            entry.update(bytes=message.blob, describe=message.describe, rules=message.rules)
+            entry["reports"] += 1
+
+    gpu = limits.gpu_memory_bytes if start_method == "spawn" else None
+    learned = run_supervised(
+        len(jobs), LearnJobs(jobs, tasks), lambda i: jobs[i].budget_s, limits.memory_bytes, keep,
+        start_method=start_method, gpu_memory_bytes=gpu,
+    )  # fmt: skip
+    rows = []
+    for i, (job, out) in enumerate(zip(jobs, learned, strict=True)):
+        entry = latest.setdefault(i, {"reports": 0})
+        rows.append(_learned_row(job, tasks[i], out, entry, start_method))
+
+    to_score = [i for i, r in enumerate(rows) if r["status"] in FINAL_STATUSES and "bytes" in latest[i]]
+    work = ScoreModels([tasks[i] for i in to_score], [latest[i]["bytes"] for i in to_score])
+    scored = run_supervised(
+        len(to_score), work, lambda k: limits.eval_timeout_s, limits.memory_bytes, start_method=start_method,
+        gpu_memory_bytes=gpu,
+    )  # fmt: skip
     for i, out in zip(to_score, scored, strict=True):
         row = rows[i]
         row["eval_s"], row["finished"] = out.seconds, out.ended
+        if out.peak_gpu:
+            row["peak_gpu"] = max(row.get("peak_gpu") or 0, out.peak_gpu)
         if out.kind == "ok":
             row.update(out.payload["counts"])
             row["extra"].update(out.payload["extra"])
@@ -163,6 +208,37 @@ def run_jobs(
             reason = out.payload if out.kind in ("error", "oom") else f"{out.kind} (signal {out.signal})"
             row["status"], row["error"] = "error", f"scoring the model failed: {reason}"
     return rows
+
+
+def _learned_row(job: Job, task: Task, out: Outcome, entry: dict[str, Any], start_method: str) -> dict:
+    """The row of a job after learning (``entry``: its latest reported model, updated with the final one)."""
+    extra: dict[str, Any] = {"reports": entry["reports"]}
+    if start_method != "fork":
+        extra["start_method"] = start_method
+    row: dict[str, Any] = result_row(
+        job.job_id, learn_s=out.seconds, peak_rss=out.peak_rss, peak_gpu=out.peak_gpu or None, extra=extra,
+        started=out.began, finished=out.ended,
+    )  # fmt: skip
+    if out.kind == "ok":
+        entry.update(bytes=out.payload[0], describe=out.payload[1], rules=out.payload[2])
+        # a learner that stopped itself at its budget was cut by it all the same (learners.base.budget_cut)
+        row["status"] = "timeout" if out.payload[3] else "ok"
+    elif out.kind == "timeout":
+        row["status"] = "timeout"
+        if "bytes" not in entry:
+            row["error"] = "the budget ran out before the learner reported any model"
+    elif out.kind in ("error", "oom"):
+        row["status"], row["error"] = out.kind, out.payload
+    else:
+        row["status"], why = out.died()
+        row["error"] = f"{job.label()}: {why}"
+    if row["status"] in FINAL_STATUSES and "bytes" in entry:
+        row["program"], row["description"] = entry["rules"], entry["describe"]
+    try:
+        row["extra"]["all_false"] = all_false_counts(task)
+    except Exception:  # noqa: BLE001 (a task the scorer cannot count must not fail the batch)
+        pass
+    return row
 
 
 def all_false_counts(task: Task) -> dict[str, int]:
@@ -223,7 +299,8 @@ def node_name() -> str:
     try:
         import ray
 
-        node = ray.get_runtime_context().get_node_id()[:12]
+        # outside Ray (tests, a runner used in-process) asking would start a Ray: do not
+        node = ray.get_runtime_context().get_node_id()[:12] if ray.is_initialized() else "local"
     except Exception:
         node = "local"
     return f"{socket.gethostname()}/{node}"
@@ -242,7 +319,11 @@ class JobRunner:
         self.current: tuple[str, float] | None = None
 
     def info(self) -> dict:
-        return {"pid": os.getpid(), "node": self.node, "task_loads": self.cache.loads}
+        """Who this actor is; ``cuda_initialised`` must stay False (GPU work happens in spawned children)."""
+        return {
+            "pid": os.getpid(), "node": self.node, "task_loads": self.cache.loads,
+            "cuda_initialised": cuda_initialised(),
+        }  # fmt: skip
 
     def current_job(self) -> tuple[str, float] | None:
         """(job id, wall-clock start) of the job learning on this slot now, None between jobs.
@@ -281,12 +362,15 @@ class JobRunner:
                 continue
             ready.append((job, task))
         if ready:
-
-            def started(i: int) -> None:
-                self.current = (ready[i][0].job_id, time.time())
-
+            done = []
             try:
-                done = run_jobs([j for j, _ in ready], [t for _, t in ready], self.limits, started)
+                for method, group in _by_start_method(ready).items():
+                    group_jobs = [j for j, _ in group]
+
+                    def started(i: int, group_jobs: list[Job] = group_jobs) -> None:
+                        self.current = (group_jobs[i].job_id, time.time())
+
+                    done += run_jobs(group_jobs, [t for _, t in group], self.limits, started, method)
             finally:
                 self.current = None
             for row in done:
@@ -295,6 +379,14 @@ class JobRunner:
                 rows.append(dict(row, node=self.node))
         order = {j.job_id: i for i, j in enumerate(jobs)}
         return sorted(rows, key=lambda r: order[r["job_id"]])
+
+
+def _by_start_method(ready: list[tuple[Job, Task]]) -> dict[str, list[tuple[Job, Task]]]:
+    """The ready jobs grouped by how their children start (fork, or spawn for GPU learners), in order."""
+    groups: dict[str, list[tuple[Job, Task]]] = {}
+    for job, task in ready:
+        groups.setdefault(start_method_for(job.learner), []).append((job, task))
+    return groups
 
 
 def _not_applicable(job: Job, task: Task) -> str | None:

@@ -17,8 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
-"""2: ``model`` split into ``program`` (learned rules) and ``description`` (what the model is)."""
+SCHEMA_VERSION = 3
+"""2: ``model`` split into ``program`` (learned rules) and ``description`` (what the model is).
+3: ``peak_gpu``, the job's peak GPU memory (null for jobs that used no GPU, and in older rows)."""
 VERSION_KEY = b"orch.schema_version"
 MANIFEST_VERSION = 1
 """Manifests did not change with results version 2, so they keep their own version."""
@@ -46,7 +47,7 @@ They are also the statuses whose stored model and scores are real, so analyses a
 """
 
 GRAPHLOG_TARGET_PREFIX = "graphlog-"
-"""``target`` of a GraphLog setup job (``graphlog-supervised``, ...; orchestrator/graphlog/sweep.py):
+"""``target`` of a GraphLog setup job (``graphlog-supervised``, ...; orchestrator/graphlog/jobs.py):
 such rows score worlds, not tasks, so the IGGP-style reports leave them out."""
 
 COUNT_COLUMNS = tuple(f"{split}_{c}" for split in ("test", "validate") for c in ("tp", "fp", "tn", "fn"))
@@ -80,6 +81,7 @@ SCHEMA = pa.schema(
         pa.field("learn_s", pa.float64()),
         pa.field("eval_s", pa.float64()),
         pa.field("peak_rss", pa.int64()),
+        pa.field("peak_gpu", pa.int64()),
         pa.field("node", pa.string()),
         pa.field("started", _UTC_US),
         pa.field("finished", _UTC_US),
@@ -92,9 +94,12 @@ SCHEMA = pa.schema(
 )
 """One row per job attempt."""
 
+SCHEMA_V2 = pa.schema([f for f in SCHEMA if f.name != "peak_gpu"], metadata={VERSION_KEY: b"2"})
+"""Version 2: no ``peak_gpu`` (read as null)."""
+
 SCHEMA_V1 = pa.schema(
     [
-        *(f for f in SCHEMA if f.name not in ("program", "description", "error", "extra")),
+        *(f for f in SCHEMA_V2 if f.name not in ("program", "description", "error", "extra")),
         pa.field("model", pa.string()),
         pa.field("error", pa.string()),
         pa.field("extra", pa.string()),
@@ -103,7 +108,7 @@ SCHEMA_V1 = pa.schema(
 )
 """Version 1: one ``model`` column held either the learned rules or the model's description."""
 
-SCHEMAS = {1: SCHEMA_V1, SCHEMA_VERSION: SCHEMA}
+SCHEMAS = {1: SCHEMA_V1, 2: SCHEMA_V2, SCHEMA_VERSION: SCHEMA}
 """Every result-row version this orch reads."""
 
 ROW_DEFAULTS = {"repeat": 0, "attempt": 1, "params": "{}", "extra": "{}"}
@@ -178,6 +183,7 @@ def result_row(
     learn_s: float | None = None,
     eval_s: float | None = None,
     peak_rss: int | None = None,
+    peak_gpu: int | None = None,
     node: str | None = None,
     started: dt.datetime | None = None,
     finished: dt.datetime | None = None,
@@ -203,3 +209,19 @@ def result_row(
 def complete_row(row: dict, **fields: Any) -> ResultRow:
     """``row`` with ``fields`` added (``fields`` win), checked by :func:`result_row` again."""
     return result_row(**{**row, **fields})
+
+
+def missing_as_null(table: pa.Table, columns: list[str]) -> pa.Table:
+    """``table`` with ``columns`` (current-schema columns, in that order), those an older version did
+    not have added as nulls: how rows of an older file read in the current schema."""
+    return pa.table(
+        {
+            name: (
+                table[name]
+                if name in table.column_names
+                else pa.nulls(table.num_rows, SCHEMA.field(name).type)
+            )
+            for name in columns
+        },
+        schema=pa.schema([SCHEMA.field(name) for name in columns]),
+    )

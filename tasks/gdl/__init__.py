@@ -26,7 +26,7 @@ STABLE (others build on these names and signatures; changes will be announced):
 INTERNAL (may change): tasks.gdl.compiled (circuit layout), tasks.gdl.ground internals,
 tasks.gdl.unfold and tasks.gdl.demand (grounding-size rewrites; demand: magic sets for static
 relations, used by the per-state engine only when the rules without a state do not ground), tasks.gdl.solve / tasks.gdl.trace (below engine and
-reference, so neither imports the other), tasks.gdl.lifetime (grounding child dies with parent).
+reference, so neither imports the other). Grounding children are started by procs.child (they die with their parent).
 
 Ground terms are written as canonical text without spaces: ``cell(1,2,x)``, ``mark(1,2)``,
 ``legal(white,mark(1,2))``. States are boolean vectors over ``Engine.fluents``.

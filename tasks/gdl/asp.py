@@ -8,7 +8,7 @@ the same vocabulary as the game (``true(cell(1,2,x))``, ``legal(white,mark(1,2))
 * constants stay when they are clingo identifiers or integers, and are quoted strings otherwise
   (``Knight`` -> ``"Knight"``); `tasks.gdl.terms.symbol_text` prints them back unquoted;
 * function/relation names that are not lower-case clingo identifiers get a prefix and an escape
-  (``Wknight`` -> ``gdl__Wknight``, ``north-speed`` -> ``gdl__north'2d'speed``), undone again by
+  (``Wknight`` -> ``k0xWknight``, ``north-speed`` -> ``k0xnorth02dspeed``; tasks.escape), undone again by
   `tasks.gdl.terms.symbol_text` (`tasks.gdl.terms.function_name_to_asp`); so any KIF symbol works;
 * ``(distinct a b)`` becomes ``a != b``; ``(not (distinct a b))`` becomes ``a = b``;
 * ``(not L)`` stays ``not L``; ``(not (or A B))`` becomes ``not A, not B``;

@@ -77,90 +77,34 @@ class Circuit:
     """Evaluation order and matrices for one ground game (see the module docstring)."""
 
     def __init__(self, g: GroundGame, outputs: list[int], does_rows: list[np.ndarray]):
-        """``outputs``: the atoms to compute; ``does_rows[r][m]``: the atom of role r's move m."""
+        """``outputs``: the atoms to compute; ``does_rows[r][m]``: the atom of role r's move m.
+
+        The compiler's stages: keep the rules some output needs, fold move literals into move-set
+        rows (`_group_by_move`), order the derived atoms by their dependency components
+        (`_ordering`), split them into the state phase and the move phase (`_move_dependent`), and
+        lay each phase out as layers of rule matrices (`_layer`).
+        """
         self.zero = g.n_atoms  # a row that stays 0: it stands for impossible atoms
         self.one = g.n_atoms + 1  # a row that stays 1: pads short rule bodies
         self.n_rows = g.n_atoms + 2
         self.does_rows = [np.asarray(d, dtype=np.int64) for d in does_rows]
         self.facts = np.array(sorted(g.facts), dtype=np.int64)
-        rules = list(g.rules)
-        # Keep only rules that some output depends on.
-        by_head: dict[int, list[int]] = {}
-        for i, (h, _, _) in enumerate(rules):
-            by_head.setdefault(h, []).append(i)
-        needed: set[int] = set()
-        todo = [a for a in outputs if a in by_head]
-        while todo:
-            a = todo.pop()
-            if a in needed:
-                continue
-            needed.add(a)
-            for i in by_head[a]:
-                for b in (*rules[i][1], *rules[i][2]):
-                    if b in by_head and b not in needed:
-                        todo.append(b)
-        rules = self._group_by_move([r for r in rules if r[0] in needed])
+        rules = self._group_by_move(_needed_rules(list(g.rules), outputs))
         move_inputs = [int(a) for d in self.does_rows for a in d] + [int(a) for a in self.moveset_rows_all]
-        # Ground dependency graph between derived atoms.
-        derived = sorted({h for h, _, _ in rules})
-        ix = {a: i for i, a in enumerate(derived)}
-        src, dst = [], []
-        for h, pos, neg in rules:
-            for b in (*pos, *neg):
-                if b in ix:
-                    src.append(ix[b])
-                    dst.append(ix[h])
-        n = len(derived)
-        graph = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
-        n_comp, comp = connected_components(graph, directed=True, connection="strong")
-        comp_size = np.bincount(comp, minlength=n_comp)
-        self_loop = np.zeros(n_comp, dtype=bool)
-        for s, d in zip(src, dst, strict=True):
-            if s == d:
-                self_loop[comp[s]] = True
-        cyclic = (comp_size > 1) | self_loop
-        # Longest-path level of each component, in a topological order of the condensation.
-        cond_edges: dict[int, set[int]] = {}
-        indeg = np.zeros(n_comp, dtype=np.int64)
-        for s, d in zip(src, dst, strict=True):
-            cs, cd = comp[s], comp[d]
-            if cs != cd and cd not in cond_edges.setdefault(cs, set()):
-                cond_edges[cs].add(cd)
-                indeg[cd] += 1
-        level = np.zeros(n_comp, dtype=np.int64)
-        queue = [c for c in range(n_comp) if indeg[c] == 0]
-        while queue:
-            c = queue.pop()
-            for d in cond_edges.get(c, ()):
-                level[d] = max(level[d], level[c] + 1)
-                indeg[d] -= 1
-                if indeg[d] == 0:
-                    queue.append(d)
-        # Phase 2 = derived atoms that depend on a move input.
-        moves = set(move_inputs)
-        on_moves = np.zeros(n, dtype=bool)
-        for h, pos, neg in rules:
-            if any(b in moves for b in (*pos, *neg)):
-                on_moves[ix[h]] = True
-        comp_on = np.zeros(n_comp, dtype=bool)
-        comp_on[comp[on_moves]] = True
-        for c in np.argsort(level, kind="stable"):  # condensation edges go up in level
-            if comp_on[c]:
-                for d in cond_edges.get(int(c), ()):
-                    comp_on[d] = True
-        on_moves = comp_on[comp]
-        self.move_atoms = {derived[i] for i in np.flatnonzero(on_moves)} | self.move_derived
+        order = _ordering(rules)
+        on_moves = _move_dependent(rules, order, set(move_inputs))
+        self.move_atoms = {order.derived[i] for i in np.flatnonzero(on_moves)} | self.move_derived
         self.phases: list[list[Layer]] = []
         for phase in (False, True):
             groups: dict[int, list] = {}
             rec: dict[int, bool] = {}
             for h, pos, neg in rules:
-                i = ix[h]
+                i = order.ix[h]
                 if on_moves[i] != phase:
                     continue
-                lv = int(level[comp[i]])
+                lv = int(order.level[order.comp[i]])
                 groups.setdefault(lv, []).append((h, pos, neg))
-                rec[lv] = rec.get(lv, False) or bool(cyclic[comp[i]])
+                rec[lv] = rec.get(lv, False) or bool(order.cyclic[order.comp[i]])
             self.phases.append([_layer(groups[lv], self.zero, self.one, rec[lv]) for lv in sorted(groups)])
         self.n_rules = len(rules)
 
@@ -289,6 +233,95 @@ class Circuit:
                 x &= ~v[b.neg[:, c]]
             fired[b.slots] = x
         return np.bitwise_or.reduceat(fired, layer.starts, axis=0)
+
+
+_Rule = tuple[int, tuple[int, ...], tuple[int, ...]]
+
+
+def _needed_rules(rules: list[_Rule], outputs: list[int]) -> list[_Rule]:
+    """The rules that some output depends on (directly or through other derived atoms)."""
+    by_head: dict[int, list[int]] = {}
+    for i, (h, _, _) in enumerate(rules):
+        by_head.setdefault(h, []).append(i)
+    needed: set[int] = set()
+    todo = [a for a in outputs if a in by_head]
+    while todo:
+        a = todo.pop()
+        if a in needed:
+            continue
+        needed.add(a)
+        for i in by_head[a]:
+            for b in (*rules[i][1], *rules[i][2]):
+                if b in by_head and b not in needed:
+                    todo.append(b)
+    return [r for r in rules if r[0] in needed]
+
+
+@dataclass
+class _Ordering:
+    """The ground dependency graph of the derived atoms, condensed: ``derived[i]`` is atom i,
+    ``ix`` its inverse, ``comp[i]`` its strongly connected component, ``level[c]`` the component's
+    longest-path level, ``cyclic[c]`` whether it is recursive, ``edges`` the condensation."""
+
+    derived: list[int]
+    ix: dict[int, int]
+    comp: np.ndarray
+    level: np.ndarray
+    cyclic: np.ndarray
+    edges: dict[int, set[int]]
+
+
+def _ordering(rules: list) -> _Ordering:
+    """Components and levels of the derived atoms, in a topological order of the condensation."""
+    derived = sorted({h for h, _, _ in rules})
+    ix = {a: i for i, a in enumerate(derived)}
+    src, dst = [], []
+    for h, pos, neg in rules:
+        for b in (*pos, *neg):
+            if b in ix:
+                src.append(ix[b])
+                dst.append(ix[h])
+    n = len(derived)
+    graph = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    n_comp, comp = connected_components(graph, directed=True, connection="strong")
+    comp_size = np.bincount(comp, minlength=n_comp)
+    self_loop = np.zeros(n_comp, dtype=bool)
+    for s, d in zip(src, dst, strict=True):
+        if s == d:
+            self_loop[comp[s]] = True
+    cyclic = (comp_size > 1) | self_loop
+    cond_edges: dict[int, set[int]] = {}
+    indeg = np.zeros(n_comp, dtype=np.int64)
+    for s, d in zip(src, dst, strict=True):
+        cs, cd = comp[s], comp[d]
+        if cs != cd and cd not in cond_edges.setdefault(cs, set()):
+            cond_edges[cs].add(cd)
+            indeg[cd] += 1
+    level = np.zeros(n_comp, dtype=np.int64)
+    queue = [c for c in range(n_comp) if indeg[c] == 0]
+    while queue:
+        c = queue.pop()
+        for d in cond_edges.get(c, ()):
+            level[d] = max(level[d], level[c] + 1)
+            indeg[d] -= 1
+            if indeg[d] == 0:
+                queue.append(d)
+    return _Ordering(derived, ix, comp, level, cyclic, cond_edges)
+
+
+def _move_dependent(rules: list, order: _Ordering, moves: set[int]) -> np.ndarray:
+    """Per derived atom: whether it depends on a move input (phase 2), through any path."""
+    on_moves = np.zeros(len(order.derived), dtype=bool)
+    for h, pos, neg in rules:
+        if any(b in moves for b in (*pos, *neg)):
+            on_moves[order.ix[h]] = True
+    comp_on = np.zeros(len(order.level), dtype=bool)
+    comp_on[order.comp[on_moves]] = True
+    for c in np.argsort(order.level, kind="stable"):  # condensation edges go up in level
+        if comp_on[c]:
+            for d in order.edges.get(int(c), ()):
+                comp_on[d] = True
+    return comp_on[order.comp]
 
 
 def words_for(n: int) -> int:

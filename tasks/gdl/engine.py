@@ -12,21 +12,18 @@ move is known and falls back to a one-off clingo solve otherwise (counted in ``f
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tasks.gdl.compiled import Circuit, pack, unpack, words_for
 from tasks.gdl.errors import GDLWarning
 from tasks.gdl.ground import GROUND_SECONDS, ground_game
+from tasks.gdl.groundable import Groundable
 from tasks.gdl.solve import evaluate_by_solving
 from tasks.gdl.terms import canonical
-from tasks.gdl.trace import State, Trace
+from tasks.gdl.trace import State, Trace, goal_key
 
 __all__ = ["Engine", "State", "Trace"]
-
-if TYPE_CHECKING:
-    from tasks.gdl.game import Game
 
 
 class Engine:
@@ -35,7 +32,9 @@ class Engine:
     kind = "compiled"
     """Which engine this is (`tasks.gdl.perstate.PerStateEngine` says ``per-state``)."""
 
-    def __init__(self, game: Game, ground_seconds: float | None = None, extra_fluents: tuple[str, ...] = ()):
+    def __init__(
+        self, game: Groundable, ground_seconds: float | None = None, extra_fluents: tuple[str, ...] = ()
+    ):
         self.game = game
         g = ground_game(
             game.asp_for_grounding,
@@ -85,7 +84,7 @@ class Engine:
                 if role in role_ix:
                     self._goal_rows[role_ix[role]].append((value, atom))
         for rows in self._goal_rows:
-            rows.sort(key=lambda x: _goal_key(x[0]))
+            rows.sort(key=lambda x: goal_key(x[0]))
         self._terminal_row = at.get("terminal", zero)
         outputs = [
             *self._next_rows,
@@ -264,12 +263,7 @@ class Engine:
             keep = ~done
             if not keep.any():
                 break
-            joint = np.zeros((n, n_roles), dtype=np.int64)
-            for r, (lg, c) in enumerate(zip(legal, counts, strict=True)):
-                _, legal_ids = np.nonzero(lg.T)  # per game (in order), its legal move ids
-                first = np.cumsum(c) - c
-                pick = first + (rng.random(n) * c).astype(np.int64)  # uniform among the c legal
-                joint[:, r] = legal_ids[np.minimum(pick, len(legal_ids) - 1)] if len(legal_ids) else 0
+            joint = _draw_joint(legal, counts, n, rng)
             self._set_moves(v, joint)
             self.circuit.run(v, 1)
             joints.append(joint)
@@ -280,20 +274,7 @@ class Engine:
                 act = act[keep]
                 v = self.circuit.blank(words_for(len(act)))
                 v[self._true_rows] = pack(unpack(nxt, n)[:, keep])
-        return self._assemble(b, ended, is_terminal, is_stuck, states, actives, joints)
-
-    def _assemble(self, b, ended, is_terminal, is_stuck, states, actives, joints) -> list[Trace]:
-        """Per-playout traces from the per-step arrays (rows of still-running playouts only)."""
-        all_states = np.zeros((len(states), b, len(self.fluents)), dtype=bool)
-        for t, (act, s) in enumerate(zip(actives, states, strict=True)):
-            all_states[t, act] = s
-        all_joints = np.zeros((len(joints), b, len(self.roles)), dtype=np.int64)
-        for t, j in enumerate(joints):
-            all_joints[t, actives[t]] = j
-        return [
-            Trace(all_states[: k + 1, i], all_joints[:k, i], bool(term), bool(stuck))
-            for i, (k, term, stuck) in enumerate(zip(ended.tolist(), is_terminal, is_stuck, strict=True))
-        ]
+        return _assemble(b, len(self.fluents), n_roles, ended, is_terminal, is_stuck, states, actives, joints)
 
 
 def _one(state: State) -> np.ndarray:
@@ -301,5 +282,31 @@ def _one(state: State) -> np.ndarray:
     return np.asarray(state, dtype=bool)[None]
 
 
-def _goal_key(value: str) -> tuple[int, int | str]:
-    return (0, int(value)) if value.lstrip("-").isdigit() else (1, value)
+def _draw_joint(
+    legal: list[np.ndarray], counts: list[np.ndarray], n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """One joint move per running playout: each role uniform among its legal moves (ids by role)."""
+    joint = np.zeros((n, len(legal)), dtype=np.int64)
+    for r, (lg, c) in enumerate(zip(legal, counts, strict=True)):
+        _, legal_ids = np.nonzero(lg.T)  # per game (in order), its legal move ids
+        first = np.cumsum(c) - c
+        pick = first + (rng.random(n) * c).astype(np.int64)  # uniform among the c legal
+        joint[:, r] = legal_ids[np.minimum(pick, len(legal_ids) - 1)] if len(legal_ids) else 0
+    return joint
+
+
+def _assemble(
+    b: int, n_fluents: int, n_roles: int, ended: np.ndarray, is_terminal: np.ndarray, is_stuck: np.ndarray,
+    states: list[np.ndarray], actives: list[np.ndarray], joints: list[np.ndarray],
+) -> list[Trace]:  # fmt: skip
+    """Per-playout traces from the per-step arrays (rows of still-running playouts only)."""
+    all_states = np.zeros((len(states), b, n_fluents), dtype=bool)
+    for t, (act, s) in enumerate(zip(actives, states, strict=True)):
+        all_states[t, act] = s
+    all_joints = np.zeros((len(joints), b, n_roles), dtype=np.int64)
+    for t, j in enumerate(joints):
+        all_joints[t, actives[t]] = j
+    return [
+        Trace(all_states[: k + 1, i], all_joints[:k, i], bool(term), bool(stuck))
+        for i, (k, term, stuck) in enumerate(zip(ended.tolist(), is_terminal, is_stuck, strict=True))
+    ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tasks.gdl.asp import program_to_asp
 from tasks.gdl.ast import Const, Func, Program, Rule, relation, variables
@@ -17,15 +16,16 @@ from tasks.gdl.checks import (
     dependency_graph,
     unrestricted_recursion,
 )
-from tasks.gdl.errors import GDLError
+from tasks.gdl.demand import DemandProgram, demand_rewrite
+from tasks.gdl.engine import Engine
+from tasks.gdl.errors import GDLError, GroundingLimit
+from tasks.gdl.ground import GROUND_SECONDS
 from tasks.gdl.kif import parse_file, parse_text
+from tasks.gdl.perstate import STATE_SECONDS, PerStateEngine
+from tasks.gdl.reference import ClingoEngine
+from tasks.gdl.solve import evaluate_by_solving
+from tasks.gdl.terms import canonical
 from tasks.gdl.unfold import unfold
-
-if TYPE_CHECKING:
-    from tasks.gdl.demand import DemandProgram
-    from tasks.gdl.engine import Engine
-    from tasks.gdl.perstate import PerStateEngine
-    from tasks.gdl.reference import ClingoEngine
 
 
 class Game:
@@ -152,8 +152,6 @@ class Game:
         """The magic-sets rewrite (`tasks.gdl.demand`) of the unfolded rules: static relations
         derived only for the bindings play asks about. Its ``demanded`` relations are the ones
         no longer derived in full."""
-        from tasks.gdl.demand import demand_rewrite
-
         return demand_rewrite(unfold(self.rules, self.dynamic_relations), self.static_relations)
 
     @cached_property
@@ -167,8 +165,6 @@ class Game:
         """The plain rules (no unfolding, no projections) with the demand rewrite only: the
         per-state reference for a game whose plain rules do not ground (the rewrite itself is
         checked against the plain rules by tests on small games)."""
-        from tasks.gdl.demand import demand_rewrite
-
         return program_to_asp(demand_rewrite(self.rules, self.static_relations).rules)
 
     def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
@@ -177,9 +173,6 @@ class Game:
         Slow per call (a grounding and two solves) but needs no `engine()`: the way to query
         games whose full grounding exceeds the bound (e.g. asylum).
         """
-        from tasks.gdl.solve import evaluate_by_solving
-        from tasks.gdl.terms import canonical
-
         fluents = [canonical(f) for f in true_fluents]
         moves = {r: canonical(m) for r, m in (does or {}).items()}
         return evaluate_by_solving(self.to_asp(), fluents, moves)
@@ -192,9 +185,6 @@ class Game:
         reachable ones (e.g. all fluents of published states), so `Engine.evaluate` needs no
         clingo fallback for them; the initial state is unchanged. One engine per extra set.
         """
-        from tasks.gdl.engine import Engine
-        from tasks.gdl.terms import canonical
-
         key = tuple(sorted({canonical(f) for f in extra_fluents}))
         if key not in self._engines:
             self._engines[key] = Engine(self, ground_seconds, key)
@@ -210,9 +200,6 @@ class Game:
         `tasks.gdl.perstate.PerStateEngine`, one grounding per state, each under
         ``state_seconds`` (default `tasks.gdl.perstate.STATE_SECONDS`). Cached.
         """
-        from tasks.gdl.errors import GroundingLimit
-        from tasks.gdl.perstate import STATE_SECONDS, PerStateEngine
-
         if self._per_state is not None:
             return self._per_state
         try:
@@ -225,9 +212,6 @@ class Game:
 
     def clingo_engine(self, ground_seconds: float | None = None) -> ClingoEngine:
         """The reference engine: one clingo grounding, one solve per query (slow, simple)."""
-        from tasks.gdl.ground import GROUND_SECONDS
-        from tasks.gdl.reference import ClingoEngine
-
         return ClingoEngine(self, GROUND_SECONDS if ground_seconds is None else ground_seconds)
 
     def __repr__(self) -> str:

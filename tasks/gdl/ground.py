@@ -28,8 +28,8 @@ from typing import cast
 
 import clingo
 
+from procs.child import can_fork, start_child
 from tasks.gdl.errors import GDLError, GroundingLimit
-from tasks.gdl.lifetime import die_with_parent, fork_child
 from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, to_symbol
 
 GROUND_SECONDS = 300.0
@@ -89,10 +89,8 @@ class _Collect:
         self.weight += 1
 
 
-def _child(
-    conn, args: tuple[str, str, set[str], list[str]], parent_pid: int
-) -> None:  # pragma: no cover - runs in the forked child
-    die_with_parent(parent_pid)  # a killed parent must not leave a grounding behind
+def _child(conn, args: tuple[str, str, set[str], list[str]]) -> None:  # pragma: no cover - runs in the child
+    """The grounding child (started by `procs.child`, so it dies with its parent)."""
     try:
         conn.send(("ok", _ground(*args, report=lambda n: conn.send(("progress", n)))))
     except GDLError as e:
@@ -118,7 +116,7 @@ def ground_game(
     Grounding runs in a forked child process that ships the ground program back, so a grounding
     that does not terminate (or blows up) is stopped at the bound with a `GDLError` naming the
     game; ``bounded`` (the recursion restriction holds) only changes the wording. Without
-    ``fork`` (not Linux/macOS), or inside a daemonic worker, it runs in-process, unbounded.
+    ``fork`` (not Linux/macOS) it runs in-process, unbounded.
     The timeout error gives the count of ground rules made so far and ``suspect`` (the caller's
     guess at the relation that blows up, `tasks.gdl.game.Game.grounding_suspect`). ``extra_fluents`` (canonical
     text) are made possible too, e.g. fluents of given states that the game cannot reach.
@@ -127,15 +125,14 @@ def ground_game(
         terms = [str(to_symbol(parse_ground(f))) for f in extra_fluents]
         asp += "% extra fluents\n" + "".join(f"{{ true({t}) }}.\n" for t in terms)
     args = (asp, name, static_relations, role_order)
-    forked = fork_child(_child, (args,), duplex=False)
-    if forked is None:
+    if not can_fork():
         return _ground(*args)
-    proc, parent = forked
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + seconds  # the bound covers the child's start too
+    child = start_child(_child, (args,))
     so_far = 0
     try:
         while True:
-            if not parent.poll(max(0.0, deadline - time.monotonic())):
+            if not child.channel.poll(max(0.0, deadline - time.monotonic())):
                 why = "" if bounded else " (its recursion is not provably bounded)"
                 size = f"; {so_far:,} ground rules so far" if so_far else ""
                 hint = f"; {suspect}" if suspect else ""
@@ -143,17 +140,15 @@ def ground_game(
                     name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}{size}{hint}"
                 )
             try:
-                kind, payload = parent.recv()
+                kind, payload = child.channel.recv()
             except EOFError:
-                raise GroundingLimit(name, 0, 0, f"grounding crashed (exit code {proc.exitcode})") from None
+                child.wait(1.0)
+                raise GroundingLimit(name, 0, 0, f"grounding crashed (exit code {child.exitcode})") from None
             if kind != "progress":
                 break
             so_far = payload
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        parent.close()
+        child.close()
     if kind == "ok":
         return payload
     if kind == "gdl":

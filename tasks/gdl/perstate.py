@@ -28,28 +28,24 @@ derived only for the bindings a state asks about, and ``demand_driven`` is set. 
 
 Every grounding runs in one forked worker under ``state_seconds``; a state whose grounding exceeds
 it stops play with a `GDLError` naming the relation most likely to blow up (ruleDepthExponential
-is built to). Without ``fork`` (or inside a daemonic worker) it runs in-process, unbounded.
+is built to). Without ``fork`` it runs in-process, unbounded.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from typing import TYPE_CHECKING
 
 import clingo
 import numpy as np
 
+from procs.channel import Channel
+from procs.child import Child, can_fork, start_child
 from tasks.gdl.errors import GDLError, GDLWarning, GroundingLimit
-from tasks.gdl.lifetime import die_with_parent, fork_child
+from tasks.gdl.groundable import Groundable
 from tasks.gdl.solve import _asp_terms
 from tasks.gdl.terms import canonical, function_name_from_asp, symbol_text
-from tasks.gdl.trace import State, Trace
-
-if TYPE_CHECKING:
-    from tasks.gdl.game import Game
+from tasks.gdl.trace import State, Trace, goal_key
 
 STATE_SECONDS = 30.0
 """Default bound on one per-state grounding and solve (seconds)."""
@@ -99,8 +95,8 @@ def _static(asp: str, static_relations: set[str]) -> tuple[list[str], list[str],
     return roles, sorted(initial), sorted(static)
 
 
-def _serve(conn, asp: str, static_relations: set[str], parent_pid: int) -> None:  # pragma: no cover - child
-    die_with_parent(parent_pid)  # a killed parent must not leave a grounding behind
+def _serve(conn: Channel, asp: str, static_relations: set[str]) -> None:  # pragma: no cover - child
+    """The grounding worker (started by `procs.child`, so it dies with its parent)."""
     while True:
         try:
             kind, payload = conn.recv()
@@ -114,14 +110,13 @@ def _serve(conn, asp: str, static_relations: set[str], parent_pid: int) -> None:
 
 
 class _Worker:
-    """A forked process that answers grounding requests, each under a time bound."""
+    """A forked process that answers grounding requests, each under a time bound (`procs.child`)."""
 
     def __init__(self, asp: str, static_relations: set[str], name: str, seconds: float, suspect: str):
         self.asp, self.static_relations, self.name = asp, static_relations, name
         self.seconds, self.suspect = seconds, suspect
-        forked = fork_child(_serve, (asp, static_relations), duplex=True)
-        self.proc: BaseProcess | None = forked[0] if forked else None
-        self.conn: Connection | None = forked[1] if forked else None
+        self.proc: Child | None = start_child(_serve, (asp, static_relations)) if can_fork() else None
+        self.conn: Channel | None = self.proc.channel if self.proc else None
 
     def ask(self, kind: str, payload, what: str):
         if self.proc is None:  # in-process, unbounded
@@ -141,6 +136,7 @@ class _Worker:
         try:
             status, out = self.conn.recv()
         except EOFError:
+            self.proc.wait(1.0)
             code = self.proc.exitcode
             self.close()
             raise GroundingLimit(
@@ -153,9 +149,9 @@ class _Worker:
         return out
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.is_alive():
+        if self.proc is not None:
             self.proc.kill()
-            self.proc.join()
+            self.proc.reap()
         if self.conn is not None:
             self.conn.close()
             self.conn = None
@@ -172,7 +168,9 @@ class PerStateEngine:
 
     kind = "per-state"
 
-    def __init__(self, game: Game, state_seconds: float = STATE_SECONDS, why: str = "", demand: bool = False):
+    def __init__(
+        self, game: Groundable, state_seconds: float = STATE_SECONDS, why: str = "", demand: bool = False
+    ):
         """``why`` records why the compiled engine was not used (the whole grounding's error);
         ``demand`` grounds demand-driven from the start (tests: the rewrite against the plain rules)."""
         self.game = game
@@ -197,20 +195,7 @@ class PerStateEngine:
         self.roles: list[str] = roles
         self._initial_ids = tuple(sorted(self._register(initial)))
         if not roles:  # scissors_paper_stone says (player p1): take the roles that have moves
-            legal = self._ask_state(self._initial_ids)[0]
-            self.roles = sorted({_split(a)[0] for a in legal})
-            if not self.roles:
-                raise GDLError(
-                    game.program.file,
-                    0,
-                    0,
-                    "the game declares no role (and no legal moves to infer them from)",
-                )
-            warnings.warn(
-                f"{game.program.file}: no (role ...) facts; roles taken from the legal moves: {self.roles}",
-                GDLWarning,
-                stacklevel=3,
-            )
+            self.roles = _roles_from_legal(self)
         order = game.role_order
         self.roles = sorted(self.roles, key=lambda r: (order.index(r) if r in order else len(order), r))
         self.moves: list[list[str]] = [[] for _ in self.roles]
@@ -339,7 +324,7 @@ class PerStateEngine:
         """Each role's goal value in ``state`` (roles without one are absent; with several, the highest)."""
         out: dict[str, int | str] = {}
         for role, values in self._state(self._ids(state))[1].items():
-            best = max(values, key=_goal_key)
+            best = max(values, key=goal_key)
             out[role] = int(best) if best.lstrip("-").isdigit() else best
         return out
 
@@ -403,37 +388,61 @@ class PerStateEngine:
         one starts (the probe's time budget; generation passes none).
         """
         rng = np.random.default_rng(seed)
-        raw: list[tuple[list[tuple[int, ...]], list[tuple[int, ...]], bool, bool]] = []
+        raw: list[_RawPlayout] = []
         for _ in range(n):
             if deadline is not None and raw and time.monotonic() > deadline:
                 break
-            ids = self._initial_ids
-            states, joints = [ids], []
-            terminal = stuck = False
-            for t in range(max_steps + 1):
-                legal, _, terminal = self._state(ids)
-                stuck = not terminal and any(len(lg) == 0 for lg in legal)
-                late = deadline is not None and time.monotonic() > deadline
-                if terminal or stuck or t == max_steps or late:
-                    break
-                joint = tuple(int(lg[int(rng.random() * len(lg))]) for lg in legal)
-                ids = self._next(ids, joint)
-                states.append(ids)
-                joints.append(joint)
-            raw.append((states, joints, terminal, stuck))
-        return [
-            Trace(
-                np.stack([self._vector(s) for s in states]),
-                np.array(joints, dtype=np.int64).reshape(len(joints), len(self.roles)),
-                terminal,
-                stuck,
-            )
-            for states, joints, terminal, stuck in raw
-        ]
+            raw.append(_random_playout(self, rng, max_steps, deadline))
+        return [self._trace(r) for r in raw]
+
+    def _trace(self, raw: _RawPlayout) -> Trace:
+        states, joints, terminal, stuck = raw
+        vectors = np.stack([self._vector(s) for s in states])
+        return Trace(
+            vectors, np.array(joints, dtype=np.int64).reshape(len(joints), len(self.roles)), terminal, stuck
+        )
 
     def close(self) -> None:
         """Stop the grounding worker (also done when the engine is garbage-collected)."""
         self._worker.close()
+
+
+def _roles_from_legal(engine: PerStateEngine) -> list[str]:
+    """The roles of a game that declares none: those with a legal move in the initial state."""
+    file = engine.game.program.file
+    roles = sorted({_split(a)[0] for a in engine._ask_state(engine._initial_ids)[0]})
+    if not roles:
+        raise GDLError(file, 0, 0, "the game declares no role (and no legal moves to infer them from)")
+    warnings.warn(
+        f"{file}: no (role ...) facts; roles taken from the legal moves: {roles}", GDLWarning, stacklevel=4
+    )
+    return roles
+
+
+_RawPlayout = tuple[list[tuple[int, ...]], list[tuple[int, ...]], bool, bool]
+"""A playout as state ids and joint moves (vectors are built once the call's fluents are known)."""
+
+
+def _random_playout(
+    engine: PerStateEngine, rng: np.random.Generator, max_steps: int, deadline: float | None
+) -> _RawPlayout:
+    """One playout from the initial state, each role uniform over its legal moves: (states,
+    joints, terminal, stuck). It stops in a terminal state, at a role without a legal move, after
+    ``max_steps`` joint moves, or past ``deadline``."""
+    ids = engine._initial_ids
+    states, joints = [ids], []
+    terminal = stuck = False
+    for t in range(max_steps + 1):
+        legal, _, terminal = engine._state(ids)
+        stuck = not terminal and any(len(lg) == 0 for lg in legal)
+        late = deadline is not None and time.monotonic() > deadline
+        if terminal or stuck or t == max_steps or late:
+            break
+        joint = tuple(int(lg[int(rng.random() * len(lg))]) for lg in legal)
+        ids = engine._next(ids, joint)
+        states.append(ids)
+        joints.append(joint)
+    return states, joints, terminal, stuck
 
 
 def _split(atom: str) -> tuple[str, str]:
@@ -448,7 +457,3 @@ def _split(atom: str) -> tuple[str, str]:
         elif c == "," and depth == 0:
             return inner[:i], inner[i + 1 :]
     raise ValueError(f"not a binary atom: {atom}")
-
-
-def _goal_key(value: str) -> tuple[int, int | str]:
-    return (0, int(value)) if value.lstrip("-").isdigit() else (1, value)

@@ -5,8 +5,7 @@ playouts, and cross-checks the compiled engine against a direct clingo solve of 
 (`tasks.gdl.reference.ClingoEngine`) on every visited state (legal, goal and terminal; legal and
 goal for the declared roles only) and on the joint move taken there (next). `probe_isolated` does
 the same in a forked child under a wall-clock limit, so one game that grounds for ever or eats
-memory cannot stop a run over a whole corpus; the child dies with its parent
-(`tasks.gdl.lifetime`).
+memory cannot stop a run over a whole corpus; the child dies with its parent (`procs.child`).
 
 A game whose whole grounding exceeds the bound is played by the per-state engine
 (`tasks.gdl.perstate`, one grounding per state; column ``engine`` says ``per-state``), and
@@ -30,15 +29,14 @@ Statuses:
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from procs.child import start_child
 from tasks.gdl.errors import GDLError
-from tasks.gdl.lifetime import die_with_parent
 
 GAME_SUFFIXES = (".kif", ".txt", ".gdl")
 STATUSES = ("plays", "plays-anyway", "rejected", "timeout", "disagrees", "error")
@@ -296,7 +294,6 @@ def _compiled(engine, s, joint) -> set[str]:
 
 
 def _child(conn, path: str, kwargs: dict) -> None:  # pragma: no cover - runs in the forked child
-    die_with_parent()
     try:
         conn.send(probe_game(path, **kwargs))
     except BaseException as e:  # noqa: BLE001
@@ -307,28 +304,24 @@ def _child(conn, path: str, kwargs: dict) -> None:  # pragma: no cover - runs in
 
 def probe_isolated(path: str | Path, time_limit: float = 120.0, **kwargs) -> ProbeResult:
     """`probe_game` in a forked child, stopped (with its grounding child) after ``time_limit`` s."""
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
     kwargs = {"time_limit": time_limit, **kwargs}
-    proc = ctx.Process(target=_child, args=(child, str(path), kwargs))
     t0 = time.perf_counter()
-    proc.start()
-    child.close()
+    child = start_child(_child, (str(path), kwargs))
     try:
-        if parent.poll(time_limit + 5.0):  # the probe keeps to time_limit itself; 5 s to report
+        if child.channel.poll(time_limit + 5.0):  # the probe keeps to time_limit itself; 5 s to report
             try:
-                return parent.recv()
+                return child.channel.recv()
             except EOFError:
-                return ProbeResult(Path(path).stem, str(path), reason=f"probe crashed (exit {proc.exitcode})")
+                child.wait(1.0)
+                return ProbeResult(
+                    Path(path).stem, str(path), reason=f"probe crashed (exit {child.exitcode})"
+                )
         return ProbeResult(
             Path(path).stem, str(path), status="timeout", reason=f"probe exceeded {time_limit:.0f} s",
             seconds=time.perf_counter() - t0,
         )  # fmt: skip
     finally:
-        if proc.is_alive():
-            proc.kill()  # its grounding child has PR_SET_PDEATHSIG and dies with it
-        proc.join()
-        parent.close()
+        child.close()  # its process group, and its grounding child (which dies with it)
 
 
 def summary(results: list[ProbeResult]) -> dict:

@@ -9,20 +9,17 @@ run GDL on clingo; `tasks.gdl.engine.Engine` replaces the per-step solve with co
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 import clingo
 import numpy as np
 
 from tasks.gdl.ground import GROUND_SECONDS, GroundGame, ground_game
+from tasks.gdl.groundable import Groundable
 from tasks.gdl.solve import _DERIVED, _asp_terms, evaluate_by_solving, solve_once
 from tasks.gdl.terms import parse_ground, symbol_text, to_symbol
 from tasks.gdl.trace import State, Trace
 
 __all__ = ["ClingoEngine", "evaluate_by_solving", "solve_once"]
-
-if TYPE_CHECKING:
-    from tasks.gdl.game import Game
 
 
 def _literal(atoms: clingo.SymbolicAtoms, symbol: clingo.Symbol) -> int:
@@ -36,7 +33,9 @@ def _literal(atoms: clingo.SymbolicAtoms, symbol: clingo.Symbol) -> int:
 class ClingoEngine:
     """Same queries as the compiled engine (single states only), answered by clingo solves."""
 
-    def __init__(self, game: Game, ground_seconds: float = GROUND_SECONDS, ground: GroundGame | None = None):
+    def __init__(
+        self, game: Groundable, ground_seconds: float = GROUND_SECONDS, ground: GroundGame | None = None
+    ):
         """``ground`` reuses a grounding already made (e.g. the compiled engine's ``ground``)."""
         g = ground or ground_game(
             game.asp_for_grounding,

@@ -17,6 +17,7 @@ import re
 
 import clingo
 
+from tasks.escape import MARKER, escape_name, unescape_predicate, unescape_text
 from tasks.task import format_atom, parse_atom
 
 GTerm = tuple[str, tuple["GTerm", ...]]
@@ -26,13 +27,6 @@ _TOKEN = re.compile(r"\s*([(),]|[^\s(),]+)")
 IDENT = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 INTEGER = re.compile(r"(0|-?[1-9][0-9]*)\Z")
 
-MANGLE = "gdl__"
-"""Prefix of a function/relation name that is not a plain clingo identifier (see `function_name_to_asp`)."""
-ESCAPE = "'"
-"""clingo identifiers may contain primes, KIF words may not: ``'2d'`` stands for ``-`` (hex code point)."""
-_PLAIN = re.compile(r"[A-Za-z0-9_]")
-_ESCAPED = re.compile(r"'([0-9a-f]+)'")
-_UNMANGLE = re.compile(r"(?<![A-Za-z0-9_'])gdl__([A-Za-z0-9_']*)")
 INT_MAX = 2**31 - 1
 """clingo integers are 32-bit; a longer digit string travels as a string constant."""
 
@@ -100,28 +94,25 @@ def constant_to_asp(name: str) -> str:
 def function_name_to_asp(name: str) -> str:
     """A function/relation name as a clingo identifier, injectively (`function_name_from_asp` inverts it).
 
-    A lower-case identifier stays as it is (unless it starts with ``gdl_``, the prefix of orch's
-    own auxiliary names); any other name gets the `MANGLE` prefix, and its characters outside
-    ``[A-Za-z0-9_]`` are written as their hex code point between primes: ``north-speed`` ->
-    ``gdl__north'2d'speed``, ``++`` -> ``gdl__'2b''2b'``, ``Wknight`` -> ``gdl__Wknight``.
+    The one escaping of the task layer (`tasks.escape`), so that flattened task predicates and
+    the game's own rules spell names alike: a name whose ``_``-separated segments are lower-case
+    identifiers stays as it is (unless it starts with ``gdl_``, the prefix of orch's own auxiliary
+    names, whose first segment is escaped); other segments are written ``k0x...``:
+    ``north-speed`` -> ``k0xnorth02dspeed``, ``++`` -> ``k0x02b02b``, ``Wknight`` -> ``k0xWknight``.
     """
-    if IDENT.match(name) and not name.startswith("gdl_"):
-        return name
-    return MANGLE + "".join(c if _PLAIN.match(c) else f"{ESCAPE}{ord(c):x}{ESCAPE}" for c in name)
+    return escape_name(name, force_first=name.startswith("gdl_"))
 
 
 def function_name_from_asp(name: str) -> str:
     """The GDL spelling of a clingo name made by `function_name_to_asp`."""
-    if not name.startswith(MANGLE):
-        return name
-    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), name[len(MANGLE) :])
+    return unescape_predicate(name) if MARKER in name else name
 
 
 def symbol_text(sym: clingo.Symbol) -> str:
     """Canonical GDL text of a clingo symbol (strings come back unquoted, names unmangled)."""
     text = str(sym)  # one call into clingo; exact unless a string constant is inside
     if '"' not in text:
-        return _UNMANGLE.sub(lambda m: function_name_from_asp(m.group()), text) if MANGLE in text else text
+        return unescape_text(text) if MARKER in text else text
     if sym.type == clingo.SymbolType.Number:
         return str(sym.number)
     if sym.type == clingo.SymbolType.String:

@@ -25,3 +25,8 @@ class Trace:
 
     def __len__(self) -> int:
         return len(self.moves)
+
+
+def goal_key(value: str) -> tuple[int, int | str]:
+    """How goal values sort: numbers numerically first, then any other value as text."""
+    return (0, int(value)) if value.lstrip("-").isdigit() else (1, value)

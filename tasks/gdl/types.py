@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tasks.escape import escape_name
 from tasks.gdl.ast import Const, Func, Rule, Term, Var, atoms_of
 from tasks.gdl.terms import GTerm, parse_ground
-from tasks.signature import Declaration, Signature
+from tasks.signature import Declaration, Signature, typ_name
 
 Slot = tuple[str, int, int]
 NAMED: dict[Slot, str] = {
@@ -133,11 +134,18 @@ def infer_signature(
     for slot, name in sorted(NAMED.items(), key=lambda x: _PRIORITY.index(x[1])):
         type_name.setdefault(uf.find(("@" + slot[0], slot[1], slot[2])), name)
 
+    agent = uf.find(("@role", 1, 0))
+    roles = list(dict.fromkeys(_roles(rules)))
+    extras = [c for c in constants.get(agent, {}) if c not in roles] if roles else []
+    wide: list[str] = []  # see _widen
+
     def name_of(slot: Slot) -> str:
         root = uf.find(slot)
+        if extras and root == agent and slot not in _AGENT_SLOTS:
+            return _widen(wide, slot)
         if root not in type_name:
-            base = root[0].lstrip("@")
-            type_name[root] = f"{base}_{root[2] + 1}"
+            base = root[0].lstrip("@")  # any KIF symbol: escaped, a type name is [A-Za-z0-9_]+ (tasks.escape)
+            type_name[root] = f"{escape_name(base)}_{root[2] + 1}"
         return type_name[root]
 
     sig = Signature(source=source)
@@ -151,16 +159,34 @@ def infer_signature(
             result = name_of(fn_slots[(name, arity)][0])
             arg_types = tuple(name_of((name, arity, i)) for i in range(arity))
             sig.declarations.append(Declaration(name, arg_types, result, line))
-    agent = uf.find(("@role", 1, 0))
-    roles = [n for n in dict.fromkeys(_roles(rules))]
     if roles:  # the agents are the roles, even where a variable also ranges over other things
         constants[agent] = dict.fromkeys(roles)
     for root, consts in constants.items():
-        t = name_of(root)
+        t = type_name[root] if root in type_name else name_of(root)
         for c in consts:
             line += 1
             sig.declarations.append(Declaration(c, (), t, line))
+    if wide:  # the other things: their own type, with the agents as a subtype
+        for c in extras:
+            line += 1
+            sig.declarations.append(Declaration(c, (), wide[0], line))
+        sig.subtypes[wide[0]] = ["agent"]
     return sig
+
+
+_AGENT_SLOTS = frozenset(("@" + s[0], s[1], s[2]) for s, n in NAMED.items() if n == "agent")
+
+
+def _widen(wide: list[str], slot: Slot) -> str:
+    """The type of a slot that shares a variable with the role positions but holds more than roles.
+
+    Why: ``(true (num ?n ?p))`` with ``(does ?p (take ?n))`` (sum15) puts a role and ``available``
+    in one slot; the agents stay the roles, so the slot gets a wider type, named after the first
+    such slot, with ``agent`` as its subtype (``agent :> num_2``): roles and ``available`` both fit.
+    """
+    if not wide:
+        wide.append(f"{escape_name(slot[0].lstrip('@'))}_{slot[2] + 1}")
+    return wide[0]
 
 
 def _roles(rules: list[Rule]) -> Iterable[str]:
@@ -178,9 +204,11 @@ def signature_text(sig: Signature) -> str:
     consts: dict[str, list[str]] = {}
     for d in sig.declarations:
         if d.arg_types or d.result == "bool":
-            lines.append(f"{d.name} :: {' -> '.join([*d.arg_types, d.result])}.")
+            lines.append(f"{typ_name(d.name)} :: {' -> '.join([*d.arg_types, d.result])}.")
         else:
-            consts.setdefault(d.result, []).append(d.name)
+            consts.setdefault(d.result, []).append(typ_name(d.name))
     for t, names in consts.items():
         lines.append(f"{', '.join(names)} :: {t}.")
+    for sup, subs in sig.subtypes.items():
+        lines.extend(f"{sub} :> {sup}." for sub in subs)
     return "\n".join(lines) + "\n"

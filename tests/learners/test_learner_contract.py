@@ -146,7 +146,7 @@ def test_third_party_learners_register_through_entry_points(tmp_path, monkeypatc
         spec_for("echo3")  # not installed yet
     monkeypatch.syspath_prepend(str(_plugin(tmp_path)))
     monkeypatch.delitem(sys.modules, "orch_echo_plugin", raising=False)
-    assert base.load_entry_points() == {"echo": "orch_echo_plugin"}
+    assert base.load_entry_points()["echo"] == "orch_echo_plugin"
     learner = make_learner("echo3")
     assert learner.n == 3 and spec_for("echo3")[0].origin == "orch_echo_plugin"
 
@@ -165,14 +165,14 @@ def test_a_broken_plugin_is_skipped_with_a_warning(tmp_path, monkeypatch):
     monkeypatch.setattr(base, "_plugins", None)
     monkeypatch.syspath_prepend(str(_plugin(tmp_path, "broken = orch_no_such_module")))
     with pytest.warns(UserWarning, match="learner plugin 'broken'.*ModuleNotFoundError"):
-        assert base.load_entry_points() == {}
+        assert "broken" not in base.load_entry_points()
     assert make_learner("knn5").k == 5  # orch itself still works
 
 
 def test_the_template_and_the_doc_agree():
     doc = (ROOT / "docs" / "adding-a-learner.md").read_text()
     for needle in ("learners/template.py", "orch.learners", "applies", "report", "symbolic", "not_applicable",
-                   "test_learner_contract.py"):  # fmt: skip
+                   "tests/learners/test_learner_contract.py"):  # fmt: skip
         assert needle in doc, needle
     runner = CliRunner()
     from orchestrator.cli import app
@@ -180,3 +180,62 @@ def test_the_template_and_the_doc_agree():
     out = runner.invoke(app, ["learners", "list", "--all", "--json"])
     assert "template" in [r["name"] for r in json.loads(out.stdout)]
     assert textwrap.dedent(base.__doc__ or "").count("docs/adding-a-learner.md") == 1
+
+
+def test_orchs_own_families_register_through_the_entry_point_group():
+    """One registration path: orch's families are entry points of the orch distribution, as a
+    third party's are of theirs (no separate built-in list)."""
+    from importlib.metadata import entry_points
+
+    own = {
+        ep.value for ep in entry_points(group=base.ENTRY_POINT_GROUP) if ep.dist and ep.dist.name == "orch"
+    }
+    assert {"learners.baselines", "learners.knn", "learners.ilp", "learners.gnn"} <= own
+    # every family defined in orch's own package comes from a module one of those entry points names
+    ours = {
+        spec.origin for spec in base.registered(include_testing=True) if spec.origin.startswith("learners.")
+    }
+    assert ours and all(any(o == m or o.startswith(m + ".") for m in own) for o in ours), ours - own
+    assert not hasattr(base, "BUILTIN_MODULES")
+
+
+def test_overlapping_name_patterns_are_an_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "_plugins", None)
+    root = tmp_path
+    (root / "orch_shadow_plugin.py").write_text(
+        "from learners.base import register\nfrom learners.template import TemplateLearner\n\n"
+        "@register(r'knn(?P<k>\\d+)x?', description='shadows knnK', example='knn3x')\n"
+        "class Shadow(TemplateLearner):\n    def __init__(self, k: int) -> None:\n        super().__init__(1)\n"
+    )
+    info = root / "orch_shadow_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: orch-shadow-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[orch.learners]\nshadow = orch_shadow_plugin\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, "orch_shadow_plugin", raising=False)
+    with pytest.raises(base.RegistryError, match=r"'knn3x'|'knn\d+'.*claimed by 2 families"):
+        base.load_entry_points()
+    # and a name two patterns both match is refused when resolved, never given to the first
+    monkeypatch.setattr(base, "_plugins", {})
+    with pytest.raises(base.RegistryError, match="claimed by 2 families"):
+        spec_for("knn5")
+
+
+def test_the_jobs_seed_reaches_a_learner_whose_fit_takes_one(iggp_task):
+    """``fit_with_seed`` passes ``seed=`` only to a learner that declares it; others fit as before."""
+    from learners.base import Budget, fit_with_seed
+    from learners.template import TemplateLearner
+
+    seen: list[int | None] = []
+
+    class Seeded(TemplateLearner):
+        def fit(self, task, budget, report=base.ignore_report, seed=None):
+            seen.append(seed)
+            return super().fit(task, budget, report)
+
+    task = iggp_task
+    fit_with_seed(Seeded(50), task, Budget(5), base.ignore_report, 1234)
+    fit_with_seed(TemplateLearner(50), task, Budget(5), base.ignore_report, 1234)  # no seed parameter
+    assert seen == [1234]

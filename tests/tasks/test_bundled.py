@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from tasks import bundled
-from tasks.check import AGREE, check_game
 from tasks.gdl import Game
 from tasks.gdl.ast import Not, Or
 from tasks.gdl.checks import dependency_graph, strongly_connected
 from tasks.generate import generate_game
 from tasks.iggp import Dataset
+from tasks.oracle import AGREE, check_game
 from tasks.task import TARGETS
 
 

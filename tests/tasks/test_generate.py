@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.check import AGREE, check_game
 from tasks.generate import GenerationError, generate_game, split_states
 from tasks.iggp import Dataset, read_dat
+from tasks.oracle import AGREE, check_game
 from tasks.task import SPLITS, TARGETS
 
 # Two players alternately bump a counter by one or two, starting at 0; reaching 4 or more ends it.

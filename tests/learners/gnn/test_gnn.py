@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -278,3 +279,194 @@ def test_mixed_precision_forward_backward(tiny_worlds, comp):
         loss = F.cross_entropy(net(w, b).float(), b.target)
     loss.backward()
     assert torch.isfinite(loss) and net.classifier[0].weight.grad is not None
+
+
+# --- the device pipeline, repeatability, budgets (issue 26 items 2 and 4; issue 28's GNN budgets) ---
+
+
+@pytest.mark.parametrize("size", [1, 5, 32])
+def test_device_batches_are_the_host_batches(tiny_worlds, size):
+    """Batches gathered from the device-resident split equal the host path's (same order draws)."""
+    from learners.gnn.data import batches, device_batches
+
+    w = WorldData.of_world(tiny_worlds[0])
+    g = w.splits["train"]
+    host = list(batches(g, size, torch.device("cpu"), np.random.default_rng(3)))
+    dev = device_batches(w, "train", size, torch.device("cpu"), np.random.default_rng(3))
+    assert len(host) == len(dev) == -(-len(g) // size)
+    for h, d in zip(host, dev, strict=True):
+        assert h.n_nodes == d.n_nodes
+        for name in ("src", "rel", "dst", "query_u", "query_v", "target"):
+            assert torch.equal(getattr(h, name), getattr(d, name)), name
+    assert torch.equal(dev[0].relations, torch.as_tensor(np.unique(g.rel), dtype=torch.long))
+
+
+@pytest.mark.parametrize("model", ["gat-rgcn-bi", "gcn-egat-bi", "param-egat-rand"])
+def test_device_pipeline_trains_as_the_host_pipeline(tiny_worlds, model):
+    """Same seed, same batches: the device pipeline's losses are the host pipeline's (CPU)."""
+    from learners.gnn.train import build_net
+
+    w = WorldData.of_world(tiny_worlds[0])
+    losses = {}
+    for pipeline in ("host", "device"):
+        torch.manual_seed(0)
+        net = build_net(
+            lambda: GraphLogNet(net_config(model, dim=16, seed=0, dropout=0.0)), 0, torch.device("cpu")
+        )
+        hist = fit(net, [w], TrainConfig(epochs=2, schedule=False, pipeline=pipeline))
+        losses[pipeline] = [e["loss"] for e in hist.epochs]
+    assert losses["host"] == pytest.approx(losses["device"], rel=1e-5)
+    with pytest.raises(ValueError, match="unknown pipeline"):
+        fit(
+            GraphLogNet(NetConfig(rep="param", comp="rgcn", dim=8)),
+            [w],
+            TrainConfig(epochs=1, pipeline="gpu"),
+        )
+
+
+def test_loss_is_cross_entropy(tiny_worlds):
+    """The gather-based loss (deterministic on CUDA) is F.cross_entropy, masked classes included."""
+    import torch.nn.functional as F
+
+    from learners.gnn.train import cross_entropy
+
+    w = WorldData.of_world(tiny_worlds[0])
+    net = GraphLogNet(NetConfig(rep="param", comp="rgcn", dim=8))
+    b = collate(w.splits["train"], np.arange(7), torch.device("cpu"))
+    logits = net(w, b)
+    assert torch.allclose(cross_entropy(logits, b.target), F.cross_entropy(logits, b.target))
+
+
+def test_seeded_fits_repeat_and_different_seeds_differ(tiny_worlds):
+    """The job's seed, passed explicitly, fixes the scores; global RNG state in between does not matter."""
+    task = world_task(tiny_worlds[0])
+    view = task.learning_view()
+
+    def scores(seed: int) -> tuple[dict, dict]:
+        np.random.seed(1234 + seed)  # the global state differs from fit to fit: it must not matter
+        torch.manual_seed(seed * 7 + 1)
+        model = make_learner("gnn-gat-egat-d16-e2").fit(view, Budget(120), seed=seed)
+        return evaluate(model, task)["test"], model.state
+
+    (acc_a, state_a), (acc_b, state_b), (_, state_c) = scores(3), scores(3), scores(4)
+    assert acc_a == acc_b and all(torch.equal(state_a[k], state_b[k]) for k in state_a)
+    assert not all(torch.equal(state_a[k], state_c[k]) for k in state_a)
+    assert torch.are_deterministic_algorithms_enabled()
+    import os
+
+    assert os.environ.get("CUBLAS_WORKSPACE_CONFIG") in (":4096:8", ":16:8")
+
+
+def test_learner_seed_argument_overrides_the_numpy_draw(tiny_worlds):
+    """``seed=`` wins over the learner's own and over the numpy draw the worker seeds."""
+    task = world_task(tiny_worlds[0]).learning_view()
+    np.random.seed(1)
+    a = make_learner("gnn-param-rgcn-d8-e1").fit(task, Budget(120), seed=11).state
+    np.random.seed(2)
+    b = make_learner("gnn-param-rgcn-d8-e1").fit(task, Budget(120), seed=11).state
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("learner", ["gnn-gat-egat-d32", "gnn-param-rgcn-d32"])
+def test_a_short_budget_is_held_within_two_seconds(learner):
+    """A fit with a 2 s budget (500 epochs would take minutes) returns within budget + 2 s."""
+    world = generate_suite(GeneratorConfig(n_train=600, n_valid=300, n_test=50, world_nodes=100), worlds=[0])[
+        0
+    ]
+    task = world_task(world).learning_view()
+    budget = Budget(2.0)
+    model = make_learner(learner).fit(task, budget)
+    elapsed = time.monotonic() - budget.started
+    assert elapsed <= budget.seconds + 2.0, f"{learner}: {elapsed:.2f} s for a {budget.seconds} s budget"
+    assert model.state and model.epoch >= -1
+    assert 0 <= model.setup_s <= elapsed and "setup" in model.describe()
+
+
+def test_pickled_models_hold_cpu_tensors(tiny_worlds):
+    import pickle
+
+    task = world_task(tiny_worlds[0])
+    model = make_learner("gnn-param-rgcn-d8-e1").fit(task.learning_view(), Budget(120), seed=0)
+    back = pickle.loads(pickle.dumps(model))
+    assert all(v.device.type == "cpu" for v in back.state.values())
+    assert evaluate(back, task)["test"] == evaluate(model, task)["test"]
+
+
+requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@pytest.mark.gpu
+@requires_cuda
+def test_gpu_seeded_rerun_is_identical(tiny_worlds):
+    """Issue 26 item 2: a seeded job reruns to the same weights and scores on the same GPU."""
+    task = world_task(tiny_worlds[0])
+    for name in ("gnn-gat-egat-d16-e2", "gnn-gcn-rgcn-bi-d16-e2"):
+        runs = [make_learner(name).fit(task.learning_view(), Budget(300), seed=5) for _ in range(2)]
+        assert all(torch.equal(runs[0].state[k], runs[1].state[k]) for k in runs[0].state), name
+        assert evaluate(runs[0], task)["test"] == evaluate(runs[1], task)["test"], name
+        assert all(v.device.type == "cpu" for v in runs[0].state.values())
+
+
+@pytest.mark.gpu
+@requires_cuda
+def test_gpu_step_loop_never_syncs(tiny_worlds):
+    """No host sync inside the step loop (after the epoch's batches are built): sync debug mode raises."""
+    from learners.gnn.data import device_batches
+    from learners.gnn.train import autocast, build_net, cross_entropy, make_optimizer, use_deterministic
+
+    use_deterministic()
+    w = WorldData.of_world(tiny_worlds[0])
+    device = torch.device("cuda")
+    for model in ("gat-egat", "gcn-rgcn-bi", "param-egat-rand"):
+        cfg = net_config(model, dim=16, seed=0, dropout=0.4)
+        net = build_net(lambda cfg=cfg: GraphLogNet(cfg), 0, device)
+        opt = make_optimizer(net, TrainConfig())
+        for sync_mode in ("default", "error"):  # a warm-up pass first (lazy CUDA initialisation)
+            batches_ = device_batches(w, "train", 32, device, np.random.default_rng(0))
+            net.train()
+            torch.cuda.synchronize()
+            torch.cuda.set_sync_debug_mode(sync_mode)
+            try:
+                for b in batches_:
+                    with autocast(device):
+                        loss = cross_entropy(net(w, b).float(), b.target)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+
+
+@pytest.mark.parametrize("rep", ["gcn", "gat"])
+def test_world_graph_loops_and_normalisation_are_pygs(tiny_worlds, rep):
+    """Self loops (GAT) and GCN normalisation computed once per world give PyG's own per-call result."""
+    from torch_geometric.nn import GATConv, GCNConv
+
+    w = WorldData.of_world(tiny_worlds[0])
+    torch.manual_seed(0)
+    net = GraphLogNet(NetConfig(rep=rep, comp="rgcn", dim=16)).eval()
+    g = net.rep._extended(w, torch.device("cpu"))
+    n, m = w.graph_nodes, len(w.graph_src)
+    edge_nodes = torch.arange(n, n + m)
+    src, dst = torch.as_tensor(w.graph_src, dtype=torch.long), torch.as_tensor(w.graph_dst, dtype=torch.long)
+    raw = torch.stack(
+        [torch.cat([edge_nodes, src, edge_nodes, dst]), torch.cat([src, edge_nodes, dst, edge_nodes])]
+    )
+    h = net.rep.inp(g.x)
+    for conv in net.rep.convs:
+        ref = GCNConv(16, 16) if rep == "gcn" else GATConv(16, 8, heads=2, dropout=0.4)
+        ref.load_state_dict(conv.state_dict())
+        ours = conv(h, g.edge_index) if g.edge_weight is None else conv(h, g.edge_index, g.edge_weight)
+        assert torch.allclose(ours, ref.eval()(h, raw), atol=1e-6)
+
+
+def test_compile_is_gpu_only_and_keeps_the_state_dict(tiny_worlds):
+    """``TrainConfig(compile=True)`` leaves a CPU run eager (CI is unaffected); the keys stay the same."""
+    from learners.gnn.train import compile_for
+
+    net = GraphLogNet(NetConfig(rep="param", comp="egat", dim=8, egat_layers=1))
+    keys = set(net.state_dict())
+    compile_for(net, TrainConfig(compile=True), torch.device("cpu"))
+    assert not getattr(net, "_orch_compiled", False) and set(net.state_dict()) == keys
+    hist = fit(net, [WorldData.of_world(tiny_worlds[0])], TrainConfig(epochs=1, compile=True))
+    assert len(hist.epochs) == 1

@@ -181,7 +181,9 @@ def test_cli_commands(store: ResultStore, tmp_path: Path) -> None:
     app.add_typer(store_app, name="store")
     runner = CliRunner()
     out = runner.invoke(app, ["report", "--store", store.root, "--format", "md", "--by", "learner"])
-    assert out.exit_code == 0, out.output
+    # B's g1/goal retry ended in an error: reported, and exit 1 (README "Exit codes"), last line says which
+    assert out.exit_code == 1, out.output
+    assert out.output.strip().splitlines()[-1].startswith("failed: 1 job(s) read ended 1 error (B)")
     assert "| A | 2 | 1 | 87.5% | 1/2 (50.0%) |" in out.output
     out = runner.invoke(app, ["store", "compact", "--store", store.root])
     assert out.exit_code == 0 and "3 result file(s) -> 1" in out.output
@@ -194,17 +196,34 @@ def test_cli_commands(store: ResultStore, tmp_path: Path) -> None:
     assert out.exit_code == 2 and "part-x.parquet" in out.output
 
 
-def test_rows_on_other_data_are_not_mixed(tmp_path: Path) -> None:
+def test_rows_on_other_data_are_not_mixed_the_newest_data_is_read(tmp_path: Path) -> None:
+    """After a data fix the store holds a task on two datasets: the report reads the newest (it is
+    readable, issue 28), says which sweeps it read, and never pools the two."""
+    import datetime as dt
+
+    from orchestrator.analysis.current import Currency
+
     s = ResultStore(tmp_path)
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     s.write(
         [
-            result("E", "g4", "goal", "goal", (1, 0, 1, 0), dataset_fingerprint="old", job_id="e-old"),
-            result("E", "g4", "goal", "goal", (0, 1, 0, 1), dataset_fingerprint="new", job_id="e-new"),
+            result("E", "g4", "goal", "goal", (1, 0, 1, 0), dataset_fingerprint="old", job_id="e-old",
+                   sweep="before-fix", finished=t0),
+            result("E", "g4", "goal", "goal", (0, 1, 0, 1), dataset_fingerprint="new", job_id="e-new",
+                   sweep="after-fix", finished=t0 + dt.timedelta(minutes=5)),
         ]
-    )
-    tables = report_tables(s)
-    assert by_key(tables["learner"], "learner")["E"]["tasks"] == 0
-    assert tables["incomplete"] == [{"learner": "E", "reason": "mixed datasets (use --sweep)", "tasks": 1}]
+    )  # fmt: skip
+    currency = Currency()
+    tables = report_tables(s, currency=currency)
+    row = by_key(tables["learner"], "learner")["E"]
+    assert (row["tasks"], row["balanced_accuracy"], tables["incomplete"]) == (1, 0.0, [])  # the new counts
+    assert currency.sweeps_read == {"after-fix": 1} and currency.superseded_sweeps == {"before-fix": 1}
+    assert "after-fix" in currency.line() and "orch gc" in currency.line()
+    # one sweep that holds both datasets is still not pooled: incomplete, with the reason
+    s.write([result("F", "g5", "goal", p, (1, 0, 1, 0), dataset_fingerprint=fp, job_id=f"f-{fp}",
+                    sweep="both") for fp, p in (("a", "goal"), ("b", "goal_b"))])  # fmt: skip
+    both = report_tables(s, sweep="both")
+    assert both["incomplete"] == [{"learner": "F", "reason": "mixed datasets (use --sweep)", "tasks": 1}]
 
 
 def test_a_failed_job_with_stored_all_false_counts_scores_as_predicting_false(tmp_path: Path) -> None:

@@ -24,8 +24,7 @@ from orchestrator.analysis.anchor import read_anchor  # noqa: E402
 from orchestrator.analysis.htmlreport import write_html  # noqa: E402
 from orchestrator.analysis.report import task_scores  # noqa: E402
 from orchestrator.cli import app  # noqa: E402
-from orchestrator.graphlog.runner import run_graphlog_sweep  # noqa: E402
-from orchestrator.graphlog.sweep import (  # noqa: E402
+from orchestrator.graphlog.jobs import (  # noqa: E402
     DETAIL_COLUMNS,
     LEGACY_DIR,
     SETUPS,
@@ -36,9 +35,10 @@ from orchestrator.graphlog.sweep import (  # noqa: E402
     planned_ids,
     stored_rows,
 )
+from orchestrator.graphlog.runner import run_graphlog_sweep  # noqa: E402
 from orchestrator.scheduling.raysession import local_ray  # noqa: E402
 from orchestrator.scheduling.sweep import SweepError  # noqa: E402
-from orchestrator.storage.schema import result_row  # noqa: E402
+from orchestrator.storage.schema import SCHEMA_VERSION, result_row  # noqa: E402
 from orchestrator.storage.store import ResultStore  # noqa: E402
 from tasks.graphlog.generator import GeneratorConfig, generate_suite  # noqa: E402
 from tasks.graphlog.rules import generate_rules  # noqa: E402
@@ -86,7 +86,9 @@ def test_sweep_rows_resume_rerun_and_results(ray_2cpu, suite, tmp_path):
     assert len(rows) == 10 and len(_raw_rows(store)) == 6  # one result row per job, its worlds' rows inside
     raw = _raw_rows(store)
     assert {r["target"] for r in raw} == {"graphlog-supervised", "graphlog-continual"}
-    assert {r["learner"] for r in raw} == {"gnn-param-rgcn"} and all(r["schema_version"] == 2 for r in raw)
+    assert {r["learner"] for r in raw} == {"gnn-param-rgcn"} and all(
+        r["schema_version"] == SCHEMA_VERSION for r in raw
+    )
     assert all(r["program"] is None and "param-rgcn" in r["description"] for r in raw)
     # one scheduler: the sweep is a manifest like orch run's, and orch status / orch report read the store
     status = json.loads(CliRunner().invoke(app, ["status", "--store", str(store), "--json"]).stdout)

@@ -123,3 +123,26 @@ def test_without_a_deadline_hit_the_result_is_ok_with_timings(source):
     assert 0.2 <= row["learn_s"] < 10.0
     assert row["eval_s"] >= 0 and 0 <= row["peak_rss"] < 100 << 20  # the job's own memory, not its worker's
     assert row["started"] <= row["finished"]
+
+
+class _CutModel(NothingModel):
+    budget_cut = True  # the learner stopped itself at its budget and returned its best so far
+
+
+@register(
+    "cutbybudget", description="Test learner: returns a model that says the budget cut it.", testing=True
+)
+class _CutLearner:
+    name = "cutbybudget"
+
+    def fit(self, task, budget, report=ignore_report) -> _CutModel:
+        return _CutModel()
+
+
+def test_a_model_the_budget_cut_is_a_timeout_not_ok(source):
+    """A learner that returns at its budget (ilasp's "budget; best partial cover") was stopped by
+    the budget all the same: the row says timeout, with the model scored."""
+    rows, _ = _run(source, ["cutbybudget", "noop"])
+    assert rows["cutbybudget"]["status"] == "timeout" and rows["noop"]["status"] == "ok"
+    assert rows["cutbybudget"]["description"] == "predicts nothing (test learner)"
+    assert rows["cutbybudget"]["test_fn"] == 3

@@ -274,7 +274,9 @@ def test_orch_run_on_bad_data_prints_each_failure_exits_1_and_never_writes_the_s
     ])  # fmt: skip
     assert res.exit_code == 1, res.output
     lines = res.output.strip().splitlines()
-    assert lines[-1] == "failed: 1 job(s) failed on bad input: fix the data, then rerun"
+    assert lines[-1].startswith(
+        "failed: 1 job(s) of the sweep ended 1 error (noop 1): fix the data, then rerun"
+    )
     assert (
         f"error: beta/goal noop: bad input: {bad}:" in res.output
         and "malformed atom 'goal(x, 100'" in res.output

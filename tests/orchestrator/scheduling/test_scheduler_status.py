@@ -59,13 +59,13 @@ def test_status_counts_done_running_failed_remaining_per_learner(tmp_path):
     write_live_jobs(store, "s1", [crash[1].job_id])
 
     result = runner.invoke(app, ["status", "--store", str(tmp_path / "store"), "--json"])
-    assert result.exit_code == 0, result.output
-    counts = json.loads(result.output)["learners"]
+    assert result.exit_code == 1, result.output  # a job ended error: exit 1 (README "Exit codes")
+    counts = json.loads(result.stdout)["learners"]
     assert counts["noop"] == {"done": 2, "not_applicable": 0, "running": 0, "failed": 0, "remaining": 1}
     assert counts["crash"] == {"done": 0, "not_applicable": 0, "running": 1, "failed": 1, "remaining": 1}
 
     clear_live_jobs(store, "s1")
-    counts = json.loads(runner.invoke(app, ["status", "--store", str(tmp_path / "store"), "--json"]).output)
+    counts = json.loads(runner.invoke(app, ["status", "--store", str(tmp_path / "store"), "--json"]).stdout)
     assert counts["learners"]["crash"]["running"] == 0 and counts["total"]["remaining"] == 3
 
     # resume planning on the same store: stored jobs are skipped; --retry-failed takes the error back

@@ -10,7 +10,10 @@ from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from tasks import bundled
-from tasks.check import (
+from tasks.data_defects import CORRECTIONS
+from tasks.generate import generate_game
+from tasks.iggp import Dataset, DatFile, UnknownGame, read_dat, write_dat
+from tasks.oracle import (
     AGREE,
     DATA_DEFECT,
     DISAGREE,
@@ -20,9 +23,6 @@ from tasks.check import (
     check_game,
     exit_code,
 )
-from tasks.data_defects import CORRECTIONS
-from tasks.generate import generate_game
-from tasks.iggp import Dataset, DatFile, UnknownGame, read_dat, write_dat
 
 # Small published games whose GDL the engine accepts (tron also has the distinct-fact statics quirk).
 SMALL_GAMES_WITH_GDL = ["buttons_and_lights", "tron", "tictactoe"]
@@ -244,7 +244,7 @@ def test_cli_list_and_generate(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "bad.txt" in res.stderr
 
 
-# What the full published dataset (40 games) gives, game by game, and why (see tasks/check.py).
+# What the full published dataset (40 games) gives, game by game, and why (see tasks/oracle.py).
 NO_GDL = {"coins", "fizzbuzz", "gt_centipede", "horseshoe", "hunter", "lightboard", "untwisty_corridor"}
 # Every example agrees; the atoms: sections were generated from a .typ lacking some constants.
 ATOMS_FROM_OLDER_TYP = {"dont_touch", "hexforthree", "knights_tour"}

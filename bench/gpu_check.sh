@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# One run on a GPU machine checks the GNN part of issue 26's bar (and issue 28's GNN budgets):
+#   1. the gpu-marked tests (seeded reruns identical on the GPU, no host sync in the step loop, ...);
+#   2. a GNN learner fit under a 10 s budget in a fresh process: when it returns, and its setup time;
+#   3. bench/bench_gnn.py on cuda, batch 32, dim 64, param-rgcn and gat-egat: one job, then
+#      --concurrent 8, each with the former host pipeline beside the device pipeline; and gat-egat
+#      with deterministic mode off, without autocast, and with torch.compile (what each costs).
+# Everything is printed; each step has its own time limit, 8 minutes in all at most.
+#
+#   bash bench/gpu_check.sh            # on a GPU machine, from the repository root
+#   bash bench/gpu_check.sh --dry-run  # anywhere: the same steps on the CPU, small sizes (~2 min)
+#
+# Without CUDA the script falls back to --device cpu with small sizes (a dry run of the steps).
+set -u
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python}
+DRY=0
+[ "${1:-}" = "--dry-run" ] && DRY=1
+DEVICE=$($PY -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')")
+[ "$DEVICE" = "cpu" ] && DRY=1
+if [ "$DRY" = 1 ]; then
+    DEVICE=cpu TRAIN=200 TRAIN_MANY=200 TEST=50 REPEATS=1 JOBS=2 BUDGET=3 BUDGET_TRAIN=300
+else
+    TRAIN=4000 TRAIN_MANY=2000 TEST=400 REPEATS=3 JOBS=8 BUDGET=10 BUDGET_TRAIN=2000
+fi
+status=0
+step() {  # step NAME LIMIT_S COMMAND...: run, print, remember a failure
+    local name=$1 limit=$2
+    shift 2
+    echo
+    echo "=== $name (limit ${limit}s) ==="
+    local t0=$SECONDS
+    timeout "$limit" "$@"
+    local rc=$?
+    echo "--- $name: exit $rc after $((SECONDS - t0)) s"
+    [ "$rc" = 0 ] || status=1
+}
+
+echo "=== machine (dry run: $DRY, device: $DEVICE) ==="
+date -u
+git rev-parse --short HEAD 2>/dev/null
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "nvidia-smi: n/a"
+$PY -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'cuda', torch.version.cuda, \
+'pyg', g.__version__, 'device', torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')"
+
+if [ "$DRY" = 1 ]; then
+    step "gpu-marked tests (skipped without CUDA: listed only)" 120 \
+        $PY -m pytest -q -m gpu tests/learners/gnn -rs
+else
+    step "gpu-marked tests" 90 $PY -m pytest -q -m gpu tests -rs
+fi
+
+step "budget: gnn-gat-egat fits with a ${BUDGET} s budget in a fresh process (bar: <= budget + 2 s)" 60 \
+    $PY - "$BUDGET" "$BUDGET_TRAIN" <<'EOF'
+"""A job's view. Fit A starts the clock before torch and PyG are imported (as a worker that does not
+call ``learner.prepare()``): its overrun is the import allowance. Fit B runs with them imported
+(as after ``prepare()``): the bar applies to it."""
+import sys
+import time
+
+from learners import Budget, make_learner
+from tasks.graphlog.as_task import world_task
+from tasks.graphlog.generator import GeneratorConfig, generate_suite
+
+budget_s, n_train = float(sys.argv[1]), int(sys.argv[2])
+world = generate_suite(GeneratorConfig(n_train=n_train, n_valid=n_train // 5, n_test=100), worlds=[0])[0]
+task = world_task(world)
+view = task.for_predicate(task.predicates[0]).learning_view()
+over = {}
+for fit in ("A (imports inside the budget)", "B (after prepare())"):
+    budget = Budget(budget_s)
+    model = make_learner("gnn-gat-egat").fit(view, budget, seed=0)
+    elapsed = time.monotonic() - budget.started
+    over[fit] = elapsed - budget_s
+    print(f"fit {fit}: returned after {elapsed:.2f} s for {budget_s:.0f} s (over by {over[fit]:+.2f} s); "
+          f"setup before the first step {model.setup_s:.2f} s; {model.describe()}", flush=True)
+sys.exit(0 if over["B (after prepare())"] <= 2 else 1)
+EOF
+
+COMMON=(--device "$DEVICE" --batch-size 32 --dim 64 --test "$TEST")
+step "bench_gnn: one job (bar: gat-egat device >= 5,000 graphs/s on the GPU)" 90 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate both --train "$TRAIN" \
+    --repeats "$REPEATS"
+# What the options cost or gain, gat-egat, device pipeline: deterministic mode off, float32
+# instead of bfloat16 autocast, torch.compile (GPU only; compiling takes a while: last).
+step "bench_gnn: gat-egat with --no-deterministic, --no-autocast, --compile" 100 bash -c '
+    for opt in --no-deterministic --no-autocast --compile; do
+        "$0" bench/bench_gnn.py "${@}" --models gat-egat --collate device --repeats 2 $opt | tail -n 4
+    done' "$PY" "${COMMON[@]}" --train "$TRAIN_MANY"
+step "bench_gnn: $JOBS jobs side by side (bar: >= 25,000 graphs/s in all for gat-egat)" 140 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate both --train "$TRAIN_MANY" \
+    --repeats 2 --concurrent "$JOBS"
+
+echo
+echo "=== gpu_check: $([ "$status" = 0 ] && echo 'every step passed' || echo 'a step FAILED (see above)') ==="
+exit $status
