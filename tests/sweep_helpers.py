@@ -38,3 +38,20 @@ def write_tiny_dataset(root: Path, games: tuple[str, ...] = ("alpha", "beta", "g
             write_dat(root / "data" / split / f"{game}_next_{split}.dat", _next_file(k + 1))
             write_dat(root / "data" / split / f"{game}_goal_{split}.dat", _goal_file())
     return root
+
+
+def copy_bundled_game(game: str, out: Path) -> Path:
+    """One bundled game (its .dat files, GDL and .typ) as a dataset directory of its own at ``out``."""
+    import shutil
+
+    from tasks.bundled import dataset as bundled
+
+    root = Path(bundled().root)
+    for split in ("train", "validate", "test"):
+        (out / "data" / split).mkdir(parents=True)
+        for f in (root / "data" / split).glob(f"{game}_*.dat"):
+            shutil.copy(f, out / "data" / split / f.name)
+    for sub, ext in (("games", "txt"), ("types", "typ")):
+        (out / sub).mkdir()
+        shutil.copy(root / sub / f"{game}.{ext}", out / sub / f"{game}.{ext}")
+    return out

@@ -14,12 +14,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from sweep_helpers import copy_bundled_game
 from typer.testing import CliRunner
 
 from learners.base import register
 from learners.testing import NoopLearner
 from orchestrator.cli import app
-from tasks.bundled import dataset as bundled
 
 runner = CliRunner()
 
@@ -38,16 +38,7 @@ class NeedsMissingPackage(NoopLearner):
 @pytest.fixture(scope="module")
 def pennies(tmp_path_factory) -> Path:
     """The bundled pennies game as a dataset directory of its own (small: 5 predicates)."""
-    root = Path(bundled().root)
-    out = tmp_path_factory.mktemp("ds") / "pennies"
-    for split in ("train", "validate", "test"):
-        (out / "data" / split).mkdir(parents=True)
-        for f in (root / "data" / split).glob("pennies_*.dat"):
-            shutil.copy(f, out / "data" / split / f.name)
-    for sub, ext in (("games", "txt"), ("types", "typ")):
-        (out / sub).mkdir()
-        shutil.copy(root / sub / f"pennies.{ext}", out / sub / f"pennies.{ext}")
-    return out
+    return copy_bundled_game("pennies", tmp_path_factory.mktemp("ds") / "pennies")
 
 
 def orch(*args: str):

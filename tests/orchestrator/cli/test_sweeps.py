@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from sweep_helpers import copy_bundled_game
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from orchestrator.storage.store import ResultStore
-from tasks.bundled import dataset as bundled
 
 runner = CliRunner()
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -75,16 +74,7 @@ def test_analyse_compose_on_a_store_without_rule_programs_says_why(tmp_path: Pat
 
 @pytest.fixture
 def pennies(tmp_path: Path) -> Path:
-    root = Path(bundled().root)
-    out = tmp_path / "pennies"
-    for split in ("train", "validate", "test"):
-        (out / "data" / split).mkdir(parents=True)
-        for f in (root / "data" / split).glob("pennies_*.dat"):
-            shutil.copy(f, out / "data" / split / f.name)
-    for sub, ext in (("games", "txt"), ("types", "typ")):
-        (out / sub).mkdir()
-        shutil.copy(root / sub / f"pennies.{ext}", out / sub / f"pennies.{ext}")
-    return out
+    return copy_bundled_game("pennies", tmp_path / "pennies")
 
 
 def test_a_rerun_after_a_data_fix_says_which_sweep_is_current(pennies: Path, tmp_path: Path) -> None:
