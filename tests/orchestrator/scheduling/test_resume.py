@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from sweep_helpers import write_tiny_dataset
 
+from orchestrator.storage.leases import LEASE_ENV
+
 pytestmark = pytest.mark.ray
 
 ORCH = [sys.executable, "-m", "orchestrator.cli"]
@@ -32,8 +34,10 @@ def _raw_job_ids(store: Path) -> list[str]:
 def test_sigkill_the_driver_then_rerun_stores_every_job_exactly_once(tmp_path):
     dataset = write_tiny_dataset(tmp_path / "ds")
     store = tmp_path / "store"
+    # a short lease: the rerun takes the killed driver's claims over after it, not after 60 s
+    env = {**os.environ, LEASE_ENV: "5"}
     driver = subprocess.Popen(_orch_run(dataset, store), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)  # fmt: skip
+                              start_new_session=True, env=env)  # fmt: skip
     try:
         deadline = time.monotonic() + 240
         while not _raw_job_ids(store) and driver.poll() is None and time.monotonic() < deadline:
@@ -45,7 +49,9 @@ def test_sigkill_the_driver_then_rerun_stores_every_job_exactly_once(tmp_path):
         planned = 3 * 3 * 2 * 3  # games x predicates x learners x repeats
         assert 0 < len(partial) < planned
 
-        rerun = subprocess.run(_orch_run(dataset, store), capture_output=True, text=True, timeout=300)
+        rerun = subprocess.run(
+            _orch_run(dataset, store), capture_output=True, text=True, timeout=300, env=env
+        )
         assert rerun.returncode == 0, rerun.stderr
         assert f"{len(set(partial))} already stored" in rerun.stdout
         ids = _raw_job_ids(store)
