@@ -111,6 +111,16 @@ class Learner(Protocol):
         ...
 
 
+def prepared_learner(name: str) -> Learner:
+    """``make_learner(name)`` with the learner's optional warm-up (``prepare()``: slow imports such
+    as torch) done: what a job's process builds before its budget starts."""
+    learner = make_learner(name)
+    warm_up = getattr(learner, "prepare", None)
+    if warm_up is not None:
+        warm_up()
+    return learner
+
+
 def budget_cut(model: Model) -> bool:
     """Whether ``model`` says that the budget cut its learner's search (an optional ``budget_cut``
     attribute): a learner that stops itself at its budget and returns its best model so far has

@@ -131,14 +131,13 @@ class LearnParts:
     learner: str
     tasks: list[Task]
     seconds: float | None
+    _learners: dict[int, Any] = dataclasses.field(default_factory=dict, repr=False)
 
     def prepare(self, i: int) -> None:
-        """The learner's warm-up (imports), before part i's budget starts (procs.supervise)."""
-        from learners.base import make_learner
+        """The learner built and warmed up (imports) before part i's budget starts (procs.supervise)."""
+        from learners.base import prepared_learner
 
-        warm_up = getattr(make_learner(self.learner), "prepare", None)
-        if warm_up is not None:
-            warm_up()
+        self._learners[i] = prepared_learner(self.learner)
 
     def __call__(self, i: int, send: Callable[[Any], None]) -> tuple[str, Any]:
         import pickle
@@ -152,7 +151,8 @@ class LearnParts:
 
         view = self.tasks[i].learning_view()
         try:
-            model = make_learner(self.learner).fit(view, Budget(self.seconds), report=ship)
+            learner = self._learners.pop(i) if i in self._learners else make_learner(self.learner)
+            model = learner.fit(view, Budget(self.seconds), report=ship)
         except KeyError as e:  # bad input, e.g. the published ttcc4_legal has no train file
             return "input", str(e.args[0])
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), budget_cut(model))

@@ -109,13 +109,9 @@ class LearnJobs:
         """Before job i's budget starts: build its learner and run the learner's own warm-up
         (``prepare()``: imports such as torch, seconds in a fresh process), so that the budget is
         the learner's learning time, as the papers' budgets are."""
-        from learners.base import make_learner
+        from learners.base import prepared_learner
 
-        learner = make_learner(self.jobs[i].learner)
-        warm_up = getattr(learner, "prepare", None)
-        if warm_up is not None:
-            warm_up()
-        self._learners[i] = learner
+        self._learners[i] = prepared_learner(self.jobs[i].learner)
 
     def __call__(self, i: int, send: Send) -> tuple[str, Any]:
         from learners.base import Budget, budget_cut, fit_with_seed, make_learner
@@ -129,7 +125,7 @@ class LearnJobs:
 
         seed = job_rng_seed(job.seed, job.repeat)
         seed_everything(seed)
-        learner = self._learners.pop(i, None) or make_learner(job.learner)
+        learner = self._learners.pop(i) if i in self._learners else make_learner(job.learner)
         # the learner gets train and validate only: the test split is not in the object it sees
         model = fit_with_seed(learner, self.tasks[i].learning_view(), Budget(job.budget_s), ship, seed)
         blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
