@@ -41,3 +41,13 @@ def rulesheets() -> Path:
     if not d.is_dir():
         pytest.skip("../shared/ggp/rulesheets is not beside the project")
     return d
+
+
+@pytest.fixture(scope="module")
+def ray_2cpu():
+    """A private local Ray with 2 CPUs, one per test module that asks for it (torn down after it)."""
+    pytest.importorskip("ray")
+    from orchestrator.scheduling.raysession import local_ray
+
+    with local_ray(2) as ray:
+        yield ray

@@ -36,7 +36,6 @@ from orchestrator.graphlog.jobs import (  # noqa: E402
     stored_rows,
 )
 from orchestrator.graphlog.runner import run_graphlog_sweep  # noqa: E402
-from orchestrator.scheduling.raysession import local_ray  # noqa: E402
 from orchestrator.scheduling.sweep import SweepError  # noqa: E402
 from orchestrator.storage.schema import SCHEMA_VERSION, result_row  # noqa: E402
 from orchestrator.storage.store import ResultStore  # noqa: E402
@@ -48,12 +47,6 @@ pytestmark = pytest.mark.ray
 
 TINY = GeneratorConfig(n_train=20, n_valid=8, n_test=8, world_nodes=100)
 FAST = ["--models", "param-rgcn", "--epochs", "1", "--dim", "8", "--json"]
-
-
-@pytest.fixture(scope="module")
-def ray_2cpu():
-    with local_ray(2) as ray:
-        yield ray
 
 
 @pytest.fixture(scope="module")

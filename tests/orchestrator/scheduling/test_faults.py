@@ -22,7 +22,6 @@ import pytest
 from s3_helpers import moto_s3
 from sweep_helpers import write_tiny_dataset
 
-from orchestrator.scheduling.raysession import local_ray
 from orchestrator.scheduling.scheduler import SweepOptions, SweepResult, run_sweep
 from orchestrator.scheduling.sweep import build_jobs
 from orchestrator.storage.store import ResultStore, StoreError
@@ -31,13 +30,6 @@ from tasks.iggp import Dataset
 pytestmark = [pytest.mark.faults, pytest.mark.ray]
 
 ORCH = [sys.executable, "-m", "orchestrator.cli"]
-
-
-@pytest.fixture(scope="module")
-def ray_2cpu():
-    pytest.importorskip("ray")
-    with local_ray(2) as ray:
-        yield ray
 
 
 @pytest.fixture(scope="module")

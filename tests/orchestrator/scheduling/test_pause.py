@@ -23,7 +23,6 @@ import pytest
 from s3_helpers import moto_s3
 from sweep_helpers import write_tiny_dataset
 
-from orchestrator.scheduling.raysession import local_ray
 from orchestrator.scheduling.scheduler import SweepOptions, SweepResult, run_sweep
 from orchestrator.scheduling.sweep import build_jobs
 from orchestrator.storage.store import ResultStore
@@ -33,13 +32,6 @@ pytestmark = [pytest.mark.faults, pytest.mark.ray]
 
 LEASE_S = 2.0
 LEARNER = "sleep3"  # long enough for the sleeper to wake while the taker still runs it
-
-
-@pytest.fixture(scope="module")
-def ray_2cpu():
-    pytest.importorskip("ray")
-    with local_ray(2) as ray:
-        yield ray
 
 
 @pytest.fixture(scope="module")
