@@ -55,7 +55,7 @@ import clingo
 
 from tasks.data_defects import CorrectionError, correction_for
 from tasks.gdl import Engine, Game, GDLError, GDLWarning, flatten, unflatten
-from tasks.gdl.solve import evaluate_by_solving
+from tasks.gdl.exact import evaluate_by_solving
 from tasks.gdl.terms import parse_ground, symbol_text
 from tasks.generate import dataset_statics
 from tasks.iggp import Dataset, DatError, DatFile, read_dat

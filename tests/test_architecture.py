@@ -242,3 +242,38 @@ def test_environment_literal_reading(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text('"""Reads ORCH_X from the environment."""\nA = "ORCH_MEMORY_CAP"\nB = f"{A}"\n')
     assert _env_literals(path) == {"ORCH_MEMORY_CAP"}
+
+
+# --- sizes: units a reader holds in their head ------------------------------------------------------
+
+MAX_FUNCTION_LINES = 100
+MAX_CLASS_LINES = 250
+
+
+def _oversized(path: Path) -> list[str]:
+    """Functions over ``MAX_FUNCTION_LINES`` and classes over ``MAX_CLASS_LINES`` lines in ``path``
+    (decorators and docstrings count: they are read too)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            lines = (node.end_lineno or node.lineno) - first + 1
+            limit = MAX_CLASS_LINES if isinstance(node, ast.ClassDef) else MAX_FUNCTION_LINES
+            if lines > limit:
+                where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+                out.append(f"{where}:{node.lineno} {node.name}: {lines} lines (at most {limit})")
+    return out
+
+
+def test_no_function_or_class_is_too_long() -> None:
+    """No function in the packages is longer than 100 lines, and no class longer than 250: a unit
+    longer than that mixes concerns (the split scheduler and ILASP* loop are the model)."""
+    long_units = [u for path in _modules().values() for u in _oversized(path)]
+    assert not long_units, "split these:\n" + "\n".join(long_units)
+
+
+def test_size_reading(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    path.write_text(f"def long():\n{body}\n\n\ndef short():\n    return 1\n")
+    assert [u.split()[1] for u in _oversized(path)] == ["long:"]

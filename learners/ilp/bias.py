@@ -69,7 +69,7 @@ class Settings:
     defaults: bool = True
     """A functional target (one value per key in every example: ``goal``) may be learned as its
     non-default atoms plus one default rule per key, when the direct program is not exact
-    (:mod:`learners.ilp.defaults`)."""
+    (:mod:`learners.ilp.default_rules`)."""
     refit: bool = True
     """A train-perfect program is learned once more from train and validate pooled and replaced
     if that is complete too (``IlaspLearner._refit``)."""
@@ -86,6 +86,10 @@ class Settings:
     over two integer arguments (``line_true_cell_1_2(x, 3)``; :mod:`learners.ilp.concepts`)."""
     held_cells: int = 16_000_000
     """Table cells (int64) one search level keeps alive (128 MiB); see :class:`learners.ilp.search.Held`."""
+    max_work: int | None = None
+    """A deterministic work bound (``ilasp_w<N>``): the fit's shares are counted in units of work
+    instead of seconds, so a rerun on a loaded machine takes the same steps
+    (:mod:`learners.ilp.meter`); the wall-clock budget still holds as a hard stop."""
 
 
 @dataclass(frozen=True)

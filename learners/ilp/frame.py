@@ -29,18 +29,23 @@ picked together, over every training example at once:
 The learner verifies each clause on every training example like any other candidate, and the
 combine step chooses among them. Nothing is game-specific: the base and the literals come from
 the signature's types alone.
+
+The step is bounded by a :class:`~learners.ilp.meter.Meter`, never by the clock: each literal
+tested spends a unit, and so does each step of the sequential cover. With a work meter the same
+literals are tested and the same clauses chosen on any machine, however loaded.
 """
 
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Iterator
 
 import numpy as np
 
+from learners.base import Budget
 from learners.ilp.bias import NEQ, Bias, Clause, Literal
 from learners.ilp.coverage import Facts, Targets, TooLarge, _literal_table, _with_examples, body_table
+from learners.ilp.meter import Meter
 from learners.ilp.relations import Table, join, pack
 
 MAX_CANDIDATES = 8000
@@ -79,7 +84,7 @@ def candidates(
     base: str,
     n_vars: int,
     types: tuple[str, ...],
-    deadline: float = float("inf"),
+    meter: Meter | None = None,
     cap: int = MAX_CANDIDATES,
 ) -> list[Literal]:
     """Literals whose arguments are head variables (each at most once), ``_`` or one constant.
@@ -91,8 +96,10 @@ def candidates(
     first the comparisons of head variables (`_comparisons`). A constant is one of a type with at most ``FRAME_CONSTANTS``.
     One stream per predicate, number of arguments that are not ``_`` and rank (`_literals`); the streams take turns
     (fluents and moves first), so ``cap`` cuts a little of every kind of literal
-    rather than every literal of the kinds that come last. Past ``deadline``, what was made so far.
+    rather than every literal of the kinds that come last. Once ``meter`` (None: unbounded) is
+    expired, what was made so far (making literals spends nothing: testing them does).
     """
+    meter = _unbounded(meter)
     preds = sorted(bias.body_types, key=lambda p: (p in bias.static_preds, p))  # fluents and moves first
     streams = [
         _literals(bias, pred, base, n_vars, types, k, rank)
@@ -101,7 +108,7 @@ def candidates(
         for rank in range(4 if k else 1)
     ]
     out: list[Literal] = _comparisons(bias, types) if bias.settings.frame_equal else []
-    while streams and len(out) < cap and time.monotonic() < deadline:
+    while streams and len(out) < cap and not meter.expired():
         for stream in list(streams):
             lit = next(stream, None)
             if lit is None:
@@ -204,26 +211,28 @@ def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
 
 
 def frame_clauses(
-    bias: Bias, facts: Facts, targets: Targets, max_rows: int, deadline: float = float("inf")
+    bias: Bias, facts: Facts, targets: Targets, max_rows: int, meter: Meter | None = None
 ) -> list[Clause]:
     """Every clause of the frame step, one-clause prefixes then the cover (:func:`frame_step`)."""
-    single, several = frame_step(bias, facts, targets, max_rows, deadline)
+    single, several = frame_step(bias, facts, targets, max_rows, meter)
     return single + several
 
 
 def frame_step(
-    bias: Bias, facts: Facts, targets: Targets, max_rows: int, deadline: float = float("inf")
+    bias: Bias, facts: Facts, targets: Targets, max_rows: int, meter: Meter | None = None
 ) -> tuple[list[Clause], list[Clause]]:
     """Frame clauses for the head of ``bias`` (see the module docstring): the one-clause set cover
     and its prefixes, and the sequential cover's clauses; ([], []) when there is no base.
 
-    The learner uses them differently (``IlaspLearner._fit``): the cover's clauses fit the sample
+    The learner uses them differently (`learners.ilp.loop.frame_stage`): the cover's clauses fit the sample
     closely, and as seeds' context they steered the loop away from rules it otherwise finds.
-    Past ``deadline`` no more candidate literals are tested (what was chosen so far is returned).
+    Each literal tested spends a unit of ``meter`` (None: unbounded); once it is expired no more
+    are tested (what was chosen so far is returned).
     """
+    meter = _unbounded(meter)
     out: list[Clause] = []
     several: list[Clause] = []
-    started = time.monotonic()
+    given = meter.left()
     k = len(bias.head_types)
     head = tuple(range(k))
     for base in bases(bias):
@@ -246,12 +255,13 @@ def frame_step(
         if n_neg == 0:
             continue
         cap = max(MAX_CANDIDATES, LITERAL_BITS // table.n)
-        lits = candidates(bias, base, k, bias.head_types, deadline, cap)
+        lits = candidates(bias, base, k, bias.head_types, meter, cap)
         hits: list[np.ndarray] = []
         for lit in lits:
-            if time.monotonic() > deadline:
+            if meter.expired():
                 lits = lits[: len(hits)]
                 break
+            meter.spend()
             hits.append(np.packbits(_removes(table, lit, facts)))
         if not hits:
             continue
@@ -266,9 +276,9 @@ def frame_step(
         chosen = _greedy(rows, is_pos, bias.settings.max_body - 1)
         out += [clause_of(chosen[:i]) for i in range(1, len(chosen) + 1)]
         if bias.settings.frame_cover:
-            # the cover is cheap next to testing the literals, which may have used the whole deadline
-            until = max(deadline, time.monotonic() + (deadline - started) / 4)
-            bodies = _sequential_cover(rows, is_pos, 2 * bias.settings.max_body - 2, until)
+            # the cover is cheap next to testing the literals, which may have used the whole meter
+            cover = meter.grace(given / 4)
+            bodies = _sequential_cover(rows, is_pos, 2 * bias.settings.max_body - 2, cover)
             several += [clause_of(body) for body in bodies]
     return out, several
 
@@ -314,7 +324,7 @@ def _greedy(rows: _Rows, is_pos: np.ndarray, max_lits: int) -> list[int]:
 
 
 def _sequential_cover(
-    rows: _Rows, is_pos: np.ndarray, max_lits: int, deadline: float = float("inf"), max_clauses: int = 12
+    rows: _Rows, is_pos: np.ndarray, max_lits: int, meter: Meter | None = None, max_clauses: int = 12
 ) -> list[list[int]]:
     """Several clauses over one base, each consistent on the rows, together covering the positives.
 
@@ -323,17 +333,21 @@ def _sequential_cover(
     positives are then set aside and the next clause starts from the base again. This is the
     combine step's material for targets that one clause cannot express (a straight move to an
     empty square *or* a diagonal move onto an opponent): each clause is chosen over every row
-    at once, not met one literal at a time by the beam.
+    at once, not met one literal at a time by the beam. Each step (every candidate's FOIL gain
+    over the rows, for one literal of a clause) spends a unit of ``meter`` (None: unbounded); no
+    clause starts once it is expired.
     """
+    meter = _unbounded(meter)
     todo = is_pos.copy()
     out: list[list[int]] = []
-    while todo.any() and len(out) < max_clauses and time.monotonic() < deadline:
+    while todo.any() and len(out) < max_clauses and not meter.expired():
         alive = np.ones(len(is_pos), dtype=bool)
         chosen: list[int] = []
         while len(chosen) < max_lits:
             p0, n0 = int((alive & todo).sum()), int((alive & ~is_pos).sum())
             if n0 == 0 or p0 == 0:
                 break
+            meter.spend()
             p1 = p0 - rows.count(alive & todo)
             n1 = n0 - rows.count(alive & ~is_pos)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -350,6 +364,11 @@ def _sequential_cover(
         out.append(_pruned(rows, is_pos, chosen))
         todo &= ~alive
     return out
+
+
+def _unbounded(meter: Meter | None) -> Meter:
+    """``meter``, or one that never expires (a step called on its own, as in the tests)."""
+    return Meter(Budget()) if meter is None else meter
 
 
 def _pruned(rows: _Rows, is_pos: np.ndarray, chosen: list[int]) -> list[int]:

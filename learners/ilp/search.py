@@ -1,19 +1,9 @@
-"""Generate and test: the relevant hypothesis space of one seed example, searched top-down.
+"""Test: the relevant hypothesis space of one seed example, searched top-down within a meter.
 
 The seed is a positive example ``h(c1..ck)`` in background ``B``. Its *bottom clause* is ``B`` plus
-the statics; every candidate rule is a generalisation of part of it that still covers the seed:
-
-* the head starts fully general (``h(V1..Vk)``, typed variables) and may be specialised by putting
-  back a seed constant (``next_cell(Pos1, Pos2, x)``);
-* a positive literal comes from a bottom atom; each of its arguments becomes the clause's variable
-  for that constant (same type family), a new typed variable, or stays the constant - so the seed
-  stays covered (the Progol property). A literal sharing no variable with the clause is allowed
-  for background fluents (an existence test such as ``does(Agent, noop)``: "a move was made"),
-  not for statics (always true). A literal keeps at most one constant besides its variables, or
-  is a fluent with at most one variable (``true_jumper(red, 10, Y)``: "red reached column 10"),
-  or a fully ground fluent (``true_cell(1, 1, x)``);
-* a negated literal ``not p(...)`` uses bound variables, ``_`` and at most one constant, and must
-  be false in the seed; ``X != Y`` joins two bound variables whose seed values differ.
+the statics; every candidate rule is a generalisation of part of it that still covers the seed.
+The candidates are made by the refinement operator (:mod:`learners.ilp.refine`: generate); this
+module tests them and decides which to refine further (test), Popper-style one stage per module.
 
 Each candidate is tested on a sample of the training examples with vectorised joins
 (:mod:`learners.ilp.coverage`), most general first, in a beam ranked by ``pos/P - neg/N`` (a
@@ -36,67 +26,34 @@ When the beam ends without a consistent clause, :meth:`Search.exhaustive` search
 over connected sets of fully lifted bottom literals (Progol-style), which finds rules whose
 literals only pay off together. The best inconsistent clauses are kept as material for the
 fallback partial cover.
+
+Why a :class:`~learners.ilp.meter.Meter` and not a deadline: every candidate tested spends one unit
+of it, and the search stops only when it is used up (or at the caps below, which count tests too).
+Nothing here reads the clock, so with a work meter the search takes the same steps in the same
+order on any machine, however loaded; a meter in seconds keeps the old wall-clock behaviour.
 """
 
 from __future__ import annotations
 
-import itertools
-import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
-from learners.ilp.bias import NEQ, Bias, Clause, Literal, Term
+from learners.ilp.bias import Bias, Clause
 from learners.ilp.coverage import Facts, Targets, TooLarge, body_table, counts, extend, group_counts
+from learners.ilp.meter import Meter
+from learners.ilp.refine import Bottom, Refinement, Refiner
 from learners.ilp.relations import Table
 
-NEW = object()
-MAX_NEGATIONS = 200
+__all__ = ["Bottom", "Held", "Node", "Search", "SearchResult"]
+
 LEVEL_AFTER_FOUND = 300
-WIDEN_TESTS = 3000  # candidates tested after the first consistent clause, looking for a wider one
-MAX_CHILDREN = 400  # candidates tested per beam node and level (bottoms with hundreds of statics)  # candidates tested after the first consistent clause of a level
-NEG_CONSTANTS = 6
-MAX_CONSTANTS = 1  # constants in a literal that also has variables (ground fluents are separate)  # constants are tried in a negated literal only for types this small
-
-
-@dataclass
-class Bottom:
-    """The seed's bottom clause: its background atoms and the statics, indexed by constant."""
-
-    atoms: list[tuple[str, tuple[str, ...]]]
-    dynamic: list[bool]
-    by_const: dict[str, list[int]] = field(default_factory=dict)
-    by_pred: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
-    _projections: dict[tuple[str, tuple[int, ...]], set[tuple[str, ...]]] = field(
-        default_factory=dict, repr=False
-    )
-
-    @classmethod
-    def of(
-        cls, dynamic_atoms: list[tuple[str, tuple[str, ...]]], static_atoms: list[tuple[str, tuple[str, ...]]]
-    ):
-        atoms = list(dynamic_atoms) + list(static_atoms)
-        b = cls(atoms, [True] * len(dynamic_atoms) + [False] * len(static_atoms))
-        for i, (p, args) in enumerate(atoms):
-            for c in set(args):
-                b.by_const.setdefault(c, []).append(i)
-            b.by_pred.setdefault(p, []).append(args)
-        return b
-
-    def holds(self, pred: str, pattern: tuple[str | None, ...]) -> bool:
-        """Whether some atom of ``pred`` matches ``pattern`` (``None`` matches anything).
-
-        One hash lookup: the atoms are projected once per (predicate, bound positions). A scan
-        per candidate took 80 of 90 s of one seed's search on a bottom with thousands of statics
-        (platformjumpers ``legal_jump``), past the search's deadline.
-        """
-        where = tuple(j for j, x in enumerate(pattern) if x is not None)
-        key = (pred, where)
-        projected = self._projections.get(key)
-        if projected is None:
-            projected = {tuple(args[j] for j in where) for args in self.by_pred.get(pred, [])}
-            self._projections[key] = projected
-        return tuple(pattern[j] for j in where) in projected
+"""Candidates tested after the first consistent clause of a level."""
+WIDEN_TESTS = 3000
+"""Candidates tested after the first consistent clause, looking for a wider one."""
+MAX_CHILDREN = 400
+"""Candidates tested per beam node and level (bottoms with hundreds of statics)."""
 
 
 @dataclass
@@ -143,7 +100,8 @@ class SearchResult:
 
 
 class Search:
-    """Top-down beam search from one seed over one sample of the training examples."""
+    """Top-down beam search from one seed over one sample of the training examples: tests the
+    candidates the :class:`~learners.ilp.refine.Refiner` makes, one unit of the meter each."""
 
     def __init__(
         self,
@@ -151,19 +109,22 @@ class Search:
         facts: Facts,
         targets: Targets,
         bottom: Bottom,
-        deadline: float,
+        meter: Meter,
         wanted: np.ndarray | None = None,
         widen: bool = False,
     ):
-        """``wanted``: the sample positives the current hypothesis misses (default: all); the beam
-        ranks clauses by how many of these they cover, so each seed looks for what is missing.
-        ``widen``: after the first consistent clauses, look deeper for a wider one (`run`)."""
+        """``meter``: the allowance of this search; each candidate tested spends a unit, and the
+        search returns (``timed_out``) once it is expired. ``wanted``: the sample positives the
+        current hypothesis misses (default: all); the beam ranks clauses by how many of these
+        they cover, so each seed looks for what is missing. ``widen``: after the first consistent
+        clauses, look deeper for a wider one (`run`)."""
         self.bias = bias
         self.s = bias.settings
         self.facts = facts
         self.targets = targets
         self.bottom = bottom
-        self.deadline = deadline
+        self.refiner = Refiner(bias, bottom)
+        self.meter = meter
         self.wanted = targets.positives if wanted is None else wanted
         self.wanted_mask = np.isin(targets.positive_table.cols["key"], self.wanted)
         self.group_cache: dict = {}
@@ -174,7 +135,9 @@ class Search:
 
     # -- testing ---------------------------------------------------------------------------------
     def _node(self, clause: Clause, theta: tuple[str, ...], table: Table) -> Node | None:
+        """Test ``clause`` (with its bindings ``table``) on the sample: one unit of work."""
         self.tested += 1
+        self.meter.spend()
         if clause.safe():
             pos, pos_all, derived = counts(
                 table, clause, self.facts, self.targets, self.wanted_mask, self.group_cache
@@ -190,161 +153,38 @@ class Search:
         return Node(clause, theta, table, pos, neg, pos / n_pos - neg / n_neg)
 
     def root(self, head_pred: str, seed_args: tuple[str, ...]) -> Node | None:
-        known = set(self.bottom.by_const)
-        args: list = []
-        for j, c in enumerate(seed_args):
-            # a constant no body atom can bind stays a constant (if the language may name it)
-            args.append(j if c in known or not self.bias.may_name(c) else c)
-        clause = Clause(head_pred, tuple(args), (), tuple(self.bias.head_types))
-        return self._node(clause, tuple(seed_args), Table.unit())
+        """The most general clause covering the seed, tested (None: it covers no wanted positive)."""
+        clause, theta = self.refiner.root(head_pred, seed_args)
+        return self._node(clause, theta, Table.unit())
 
-    # -- generating ------------------------------------------------------------------------------
-    def refinements(self, node: Node):
-        """(clause, theta, literal or None) for every one-step specialisation of ``node``."""
-        c, theta, bias = node.clause, node.theta, self.bias
-        bound = c.bound()
-        head_vars = [a for a in c.head_args if isinstance(a, int)]
-        for j, a in enumerate(c.head_args):
-            if isinstance(a, int) and a not in bound and bias.may_name(theta[a]):
-                args = c.head_args[:j] + (theta[a],) + c.head_args[j + 1 :]
-                yield Clause(c.head_pred, args, c.body, c.types), theta, None
-        yield from self._named_head(c, theta, bound)
-        if len(c.body) >= self.s.max_body:
-            return
-        existing = list(dict.fromkeys(head_vars + sorted(bound)))
-        unbound = {v for v in head_vars if v not in bound}
-        if unbound:  # an unsafe clause first binds its head variables (then it can be scored exactly)
-            for clause, th, lit in self._positive(c, theta, existing):
-                if lit.variables() & unbound:
-                    yield clause, th, lit
-                    for named, _, a in self._named_head(clause, th, lit.variables() & unbound):
-                        yield named, th, (lit, a)
-            return
-        # cheap, often decisive constraints first (anti-joins and filters), then new literals
-        if self.s.negation and (bound or self.s.absence):
-            yield from self._negated(c, theta, sorted(bound))
-        if self.s.inequalities:
-            for u, v in itertools.combinations(sorted(bound), 2):
-                if theta[u] != theta[v] and bias.compatible(c.types[u], c.types[v]):
-                    lit = Literal(NEQ, (u, v))
-                    if lit not in c.body:
-                        yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
-        yield from self._positive(c, theta, existing)
+    def refinements(self, node: Node) -> Iterator[Refinement]:
+        """(clause, theta, what changed) for every one-step specialisation of ``node``."""
+        return self.refiner.refinements(node.clause, node.theta)
 
-    def _named_head(self, c: Clause, theta: tuple[str, ...], bound: set[int]):
-        """A bound head variable replaced by its seed constant, in the head and the body alike:
-        ``goal(white, 100) :- true_cell(X, 8, white)`` from ``goal(A, 100) :- true_cell(X, 8, A)``.
-
-        Why: a head constant was only tried while its variable was unbound, and a clause with a
-        bare ground head derives the atom in every example, so it scored too low to stay in the
-        beam; the literal that would have made it exact came after it was gone. The third
-        argument of the refinement is the variable named (the run filters the bindings on it).
-        Only where every body literal with the variable is positive and still in the language.
-        """
-        bias = self.bias
-        for a in sorted(bound):
-            if a not in c.head_args or not bias.may_name(theta[a]):
-                continue
-            const = theta[a]
-            with_a = [lit for lit in c.body if a in lit.args]
-            if any(lit.negated or lit.pred == NEQ for lit in with_a):
-                continue
-            named = {
-                lit: Literal(lit.pred, tuple(const if x == a else x for x in lit.args)) for lit in with_a
-            }
-            static = bias.static_preds
-            if not all(
-                _constants_allowed(
-                    sum(1 for x in lit.args if isinstance(x, str)), len(lit.args), lit.pred not in static
-                )
-                for lit in named.values()
-            ):
-                continue
-            body = tuple(named.get(lit, lit) for lit in c.body)
-            head = tuple(const if x == a else x for x in c.head_args)
-            yield Clause(c.head_pred, head, body, c.types), theta, a
-
-    def _positive(self, c: Clause, theta: tuple[str, ...], existing: list[int]):
-        bias, bottom = self.bias, self.bottom
-        const_vars: dict[str, list[int]] = {}
-        for v in existing:
-            const_vars.setdefault(theta[v], []).append(v)
-        linked = sorted({i for v in existing for i in bottom.by_const.get(theta[v], [])})
-        ground = _round_robin([i for i, d in enumerate(bottom.dynamic) if d], bottom)
-        linked = _round_robin(linked, bottom)  # every predicate early, fluents first (there are fewer)
-        max_vars = len(c.head_args) + self.s.max_vars
-        for i in dict.fromkeys(linked + ground):
-            pred, consts = bottom.atoms[i]
-            types = bias.body_types.get(pred)
-            if types is None:
-                continue
-            options = []
-            for cst, t in zip(consts, types, strict=True):
-                link = [v for v in const_vars.get(cst, []) if bias.compatible(c.types[v], t)]
-                named = [cst] if bias.may_name(cst) else []
-                options.append(link + named if link else [NEW, *named])
-            for combo in itertools.product(*options):
-                if not _constants_allowed(
-                    sum(1 for a in combo if isinstance(a, str)), len(combo), bottom.dynamic[i]
-                ):
-                    continue
-                fresh: dict[str, int] = {}
-                types_out = list(c.types)
-                theta_out = list(theta)
-                args: list[Term] = []
-                for a, cst, t in zip(combo, consts, types, strict=True):
-                    if a is NEW:
-                        if cst not in fresh:
-                            fresh[cst] = len(types_out)
-                            types_out.append(t)
-                            theta_out.append(cst)
-                        args.append(fresh[cst])
-                    else:
-                        assert isinstance(a, int | str)  # a variable or a constant; NEW is handled above
-                        args.append(a)
-                if len(types_out) > max_vars:
-                    continue
-                lit = Literal(pred, tuple(args))
-                if lit in c.body:
-                    continue
-                yield (
-                    Clause(c.head_pred, c.head_args, c.body + (lit,), tuple(types_out)),
-                    tuple(theta_out),
-                    lit,
-                )
-
-    def _negated(self, c: Clause, theta: tuple[str, ...], bound: list[int]):
-        bias, count = self.bias, 0
-        for pred, types in sorted(bias.body_types.items()):
-            options = []
-            for t in types:
-                opts: list = [v for v in bound if bias.compatible(c.types[v], t)] + [None]
-                consts = bias.constants.get(t, [])
-                if 0 < len(consts) <= NEG_CONSTANTS:
-                    opts += consts
-                options.append(opts)
-            absent = self.s.absence and pred not in bias.static_preds
-            for combo in itertools.product(*options):
-                n_const = sum(1 for a in combo if isinstance(a, str))
-                if n_const > 1:
-                    continue
-                if not any(isinstance(a, int) for a in combo) and not (absent and n_const):
-                    continue  # an absence test names a constant: ``not true_cell(_, _, b)``
-                pattern = tuple(theta[a] if isinstance(a, int) else a for a in combo)
-                if self.bottom.holds(pred, pattern):
-                    continue  # the seed must stay covered
-                lit = Literal(pred, tuple(combo), negated=True)
-                if lit in c.body or Literal(pred, tuple(combo)) in c.body:
-                    continue
-                yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
-                count += 1
-                if count >= MAX_NEGATIONS:
-                    return
+    def _test_refinement(self, node: Node, refinement: Refinement) -> Node | None:
+        """The child ``refinement`` makes of ``node``, tested (None: too many bindings, or it
+        covers no wanted positive)."""
+        clause, theta, lit = refinement
+        assert node.table is not None  # beam nodes are materialised
+        try:
+            if lit is None:
+                table = node.table
+            elif isinstance(lit, int):  # a head variable named (`Refiner._named_head`)
+                table = _named(node.table, lit, self.facts.constants.index.get(theta[lit]))
+            elif isinstance(lit, tuple):  # a literal that binds it, and the variable named
+                table = extend(node.table, lit[0], self.facts, self.s.max_rows)
+                table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
+            else:
+                table = extend(node.table, lit, self.facts, self.s.max_rows)
+        except TooLarge:
+            return None
+        return self._node(clause, theta, table)
 
     # -- the search --------------------------------------------------------------------------------
     def run(
         self, head_pred: str, seed_args: tuple[str, ...], beam_width: int | None = None, max_results: int = 12
     ) -> SearchResult:
+        """The beam search (module docstring); ``timed_out`` when the meter expired first."""
         root = self.root(head_pred, seed_args)
         consistent: list[Node] = []
         partial: list[Node] = []
@@ -361,31 +201,18 @@ class Search:
                 if level_budget is not None and self.tested > level_budget:
                     break
                 node_budget = self.tested + MAX_CHILDREN
-                for clause, theta, lit in self.refinements(node):
+                for refinement in self.refinements(node):
                     if self.tested >= node_budget:
                         break  # refinements come most promising first; a huge level must not stall
-                    if time.monotonic() > self.deadline:
+                    if self.meter.expired():
                         return self._result(consistent, partial, True)
                     if level_budget is not None and self.tested > level_budget:
                         break
-                    key = _canonical(clause, theta)
+                    key = _canonical(refinement[0], refinement[1])
                     if key in seen:
                         continue
                     seen.add(key)
-                    assert node.table is not None  # beam nodes are materialised
-                    try:
-                        if lit is None:
-                            table = node.table
-                        elif isinstance(lit, int):  # a head variable named (`_named_head`)
-                            table = _named(node.table, lit, self.facts.constants.index.get(theta[lit]))
-                        elif isinstance(lit, tuple):  # a literal that binds it, and the variable named
-                            table = extend(node.table, lit[0], self.facts, self.s.max_rows)
-                            table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
-                        else:
-                            table = extend(node.table, lit, self.facts, self.s.max_rows)
-                    except TooLarge:
-                        continue
-                    child = self._node(clause, theta, table)
+                    child = self._test_refinement(node, refinement)
                     if child is None:
                         continue
                     if child.clause.safe():
@@ -415,15 +242,17 @@ class Search:
                 children = [n for n in children if n.pos > widest]
                 if not children or self.tested >= widen_until:
                     break
-            # ties: prefer more variables (a literal that binds new variables without changing the
-            # coverage yet, like does(A, Action) before beats(Action, B), is kept on the plateau)
-            width = beam_width or self.s.beam
-            children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
-            safe = [n for n in children if n.clause.safe()]
-            unsafe = sorted((n for n in children if not n.clause.safe()), key=_closer_to_safe)
-            beam = [n for n in safe[:width] + unsafe[: max(width // 2, 2)] if self._materialise(n)]
-            del children, safe, unsafe
+            beam = self._next_beam(children, beam_width or self.s.beam)
         return self._result(consistent, partial, False)
+
+    def _next_beam(self, children: list[Node], width: int) -> list[Node]:
+        """The best ``width`` safe children and ``width // 2`` (at least 2) unsafe ones, with their
+        bindings. Ties prefer more variables (a literal that binds new variables without changing
+        the coverage yet, like does(A, Action) before beats(Action, B), is kept on the plateau)."""
+        children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
+        safe = [n for n in children if n.clause.safe()]
+        unsafe = sorted((n for n in children if not n.clause.safe()), key=_closer_to_safe)
+        return [n for n in safe[:width] + unsafe[: max(width // 2, 2)] if self._materialise(n)]
 
     def _materialise(self, node: Node) -> bool:
         """Give ``node`` its bindings back if the memory bound dropped them (False: too large now)."""
@@ -439,35 +268,13 @@ class Search:
 
         The beam can miss a rule whose literals only pay off together (``does(P, A), beats(A, B),
         does(Q, B)``: the first two change no coverage). Here every bottom atom has one lifted
-        form (each constant becomes its variable), clauses grow one connected literal at a time,
-        a clause covering no wanted positive is pruned, and a consistent one is a result.
+        form (`Refiner.lifted`), clauses grow one connected literal at a time, a clause covering
+        no wanted positive is pruned, and a consistent one is a result.
         """
         root = self.root(head_pred, seed_args)
         if root is None:
             return SearchResult([], [], self.tested, False)
-        bias, bottom = self.bias, self.bottom
-        types = list(root.clause.types)
-        theta = list(root.theta)
-        var_of: dict[tuple[str, str], int] = {}
-        for v, a in enumerate(root.clause.head_args):
-            if isinstance(a, int):
-                var_of.setdefault((theta[v], bias.family.get(types[v], types[v])), v)
-        lits: list[Literal] = []
-        for pred, consts in bottom.atoms:
-            ts = bias.body_types.get(pred)
-            if ts is None:
-                continue
-            args = []
-            for c, t in zip(consts, ts, strict=True):
-                key = (c, bias.family.get(t, t))
-                if key not in var_of:
-                    var_of[key] = len(types)
-                    types.append(t)
-                    theta.append(c)
-                args.append(var_of[key])
-            lits.append(Literal(pred, tuple(args)))
-        lits = list(dict.fromkeys(lits))
-        types_t, theta_t = tuple(types), tuple(theta)
+        lits, types_t, theta_t = self.refiner.lifted(root.clause, root.theta)
         head_vars = {a for a in root.clause.head_args if isinstance(a, int)}
         level: list[tuple[Clause, Table | None, frozenset[int]]] = [(root.clause, root.table, frozenset())]
         seen: set[frozenset[int]] = set()
@@ -489,7 +296,7 @@ class Search:
                     if chosen in seen:
                         continue
                     seen.add(chosen)
-                    if time.monotonic() > self.deadline:
+                    if self.meter.expired():
                         return self._result(consistent, [], True)
                     if len(
                         {v for lt in clause.body for v in lt.variables()} | lit.variables()
@@ -518,15 +325,6 @@ class Search:
         return SearchResult(
             [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out
         )
-
-
-def _constants_allowed(n_const: int, arity: int, dynamic: bool) -> bool:
-    """Whether a positive body literal with ``n_const`` constants is in the language: at most
-    ``MAX_CONSTANTS`` besides its variables, or a fluent with one argument open
-    (``true_jumper(red, 10, Y)``), or a ground fluent (a ground static always holds)."""
-    if n_const == arity:
-        return dynamic
-    return n_const <= MAX_CONSTANTS or (dynamic and n_const == arity - 1)
 
 
 def _bare(node: Node) -> Node:
@@ -567,16 +365,3 @@ def _closer_to_safe(node: Node) -> tuple:
     bound = node.clause.bound()
     unbound = sum(1 for a in node.clause.head_args if isinstance(a, int) and a not in bound)
     return -round(node.score, 9), unbound, node.clause.length
-
-
-def _round_robin(atoms: list[int], bottom: Bottom) -> list[int]:
-    """Bottom atoms interleaved by predicate (fluents first), so that a per-node cap on tested
-    candidates never starves a predicate with few atoms behind one with hundreds."""
-    by_pred: dict[str, list[int]] = {}
-    for i in sorted(atoms, key=lambda i: not bottom.dynamic[i]):
-        by_pred.setdefault(bottom.atoms[i][0], []).append(i)
-    queues = list(by_pred.values())
-    out: list[int] = []
-    for k in range(max((len(q) for q in queues), default=0)):
-        out += [q[k] for q in queues if k < len(q)]
-    return out

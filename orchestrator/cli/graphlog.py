@@ -85,7 +85,7 @@ def generate(
     """Generate a GraphLog suite (rules, worlds, query graphs) as Parquet."""
     from tasks.graphlog.generator import GeneratorConfig, generate_suite
     from tasks.graphlog.rules import generate_rules
-    from tasks.graphlog.store import write_suite
+    from tasks.graphlog.suite_files import write_suite
 
     cfg = GeneratorConfig(
         n_relations=relations, n_rules=rules or None, world_width=width, world_stride=stride,

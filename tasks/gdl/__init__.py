@@ -25,7 +25,7 @@ STABLE (others build on these names and signatures; changes will be announced):
     tasks.gdl.types: infer_signature(rules, ground_atoms) / signature_text   (no .typ needed)
 INTERNAL (may change): tasks.gdl.compiled (circuit layout), tasks.gdl.ground internals,
 tasks.gdl.unfold and tasks.gdl.demand (grounding-size rewrites; demand: magic sets for static
-relations, used by the per-state engine only when the rules without a state do not ground), tasks.gdl.solve / tasks.gdl.trace (below engine and
+relations, used by the per-state engine only when the rules without a state do not ground), tasks.gdl.exact / tasks.gdl.trace (below engine and
 reference, so neither imports the other). Grounding children are started by procs.child (they die with their parent).
 
 Ground terms are written as canonical text without spaces: ``cell(1,2,x)``, ``mark(1,2)``,
@@ -37,7 +37,7 @@ Conventions worth knowing:
 * Stray non-GDL text and redundant ``(distinct a b)`` facts are skipped with a GDLWarning
   naming file:line (`tasks.gdl.kif`); ``;`` and ``%``-line comments, CRLF and a BOM are read;
   ``import NAME`` includes NAME.txt. Any KIF symbol is accepted (`tasks.gdl.terms`).
-* `tasks.gdl.reference.ClingoEngine` answers the same queries by one clingo solve per query:
+* `tasks.gdl.clingo_engine.ClingoEngine` answers the same queries by one clingo solve per query:
   the reference the compiled engine is tested and benchmarked against.
 """
 

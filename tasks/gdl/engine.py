@@ -17,9 +17,9 @@ import numpy as np
 
 from tasks.gdl.compiled import Circuit, pack, unpack, words_for
 from tasks.gdl.errors import GDLWarning
+from tasks.gdl.exact import evaluate_by_solving
 from tasks.gdl.ground import GROUND_SECONDS, ground_game
 from tasks.gdl.groundable import Groundable
-from tasks.gdl.solve import evaluate_by_solving
 from tasks.gdl.terms import canonical
 from tasks.gdl.trace import State, Trace, goal_key
 

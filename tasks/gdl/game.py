@@ -16,14 +16,14 @@ from tasks.gdl.checks import (
     dependency_graph,
     unrestricted_recursion,
 )
+from tasks.gdl.clingo_engine import ClingoEngine
 from tasks.gdl.demand import DemandProgram, demand_rewrite
 from tasks.gdl.engine import Engine
 from tasks.gdl.errors import GDLError, GroundingLimit
+from tasks.gdl.exact import evaluate_by_solving
 from tasks.gdl.ground import GROUND_SECONDS
 from tasks.gdl.kif import parse_file, parse_text
 from tasks.gdl.perstate import STATE_SECONDS, PerStateEngine
-from tasks.gdl.reference import ClingoEngine
-from tasks.gdl.solve import evaluate_by_solving
 from tasks.gdl.terms import canonical
 from tasks.gdl.unfold import unfold
 

@@ -1,6 +1,6 @@
 """What the engines read from a game: the `Groundable` protocol.
 
-The engines (`tasks.gdl.engine`, `tasks.gdl.perstate`, `tasks.gdl.reference`) need a handful of a
+The engines (`tasks.gdl.engine`, `tasks.gdl.perstate`, `tasks.gdl.clingo_engine`) need a handful of a
 game's derived views (its rules as ASP, its static relations, its role order), not the `Game`
 class itself. Naming that handful here keeps the import graph one-way: `tasks.gdl.game` builds the
 engines and imports them at the top, and no engine imports `game`, not even for a type hint.

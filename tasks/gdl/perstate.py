@@ -12,7 +12,7 @@ a reasoner that asks about the current state only; this is that fallback:
 
 The rules grounded are `Game.asp_for_grounding` (the unfolded, projected program the compiled
 engine uses, leniencies included), so the probe's differential check against a direct clingo
-solve of the plain rules (`tasks.gdl.solve.evaluate_by_solving` of `Game.to_asp`) compares two
+solve of the plain rules (`tasks.gdl.exact.evaluate_by_solving` of `Game.to_asp`) compares two
 encodings, as it does for compiled games.
 
 Fluents and moves are not known in advance: they are numbered as play first meets them, so
@@ -42,8 +42,8 @@ import numpy as np
 from procs.channel import Channel
 from procs.child import Child, can_fork, start_child
 from tasks.gdl.errors import GDLError, GDLWarning, GroundingLimit
+from tasks.gdl.exact import _asp_terms
 from tasks.gdl.groundable import Groundable
-from tasks.gdl.solve import _asp_terms
 from tasks.gdl.terms import canonical, function_name_from_asp, symbol_text
 from tasks.gdl.trace import State, Trace, goal_key
 

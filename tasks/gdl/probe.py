@@ -2,7 +2,7 @@
 
 For each game file `probe_game` parses and checks it, grounds and compiles it, plays seeded random
 playouts, and cross-checks the compiled engine against a direct clingo solve of the rules
-(`tasks.gdl.reference.ClingoEngine`) on every visited state (legal, goal and terminal; legal and
+(`tasks.gdl.clingo_engine.ClingoEngine`) on every visited state (legal, goal and terminal; legal and
 goal for the declared roles only) and on the joint move taken there (next). `probe_isolated` does
 the same in a forked child under a wall-clock limit, so one game that grounds for ever or eats
 memory cannot stop a run over a whole corpus; the child dies with its parent (`procs.child`).
@@ -199,7 +199,7 @@ def cross_check(
     """
     import numpy as np
 
-    from tasks.gdl.reference import ClingoEngine
+    from tasks.gdl.clingo_engine import ClingoEngine
 
     ref = ClingoEngine(game, ground_seconds, ground=engine.ground)
     ref_ix = {f: i for i, f in enumerate(ref.fluents)}
@@ -238,13 +238,13 @@ def cross_check_per_state(
     """(agreeing queries, queries) of the per-state engine against a direct clingo solve.
 
     The reference grounds the game's plain rules (`Game.to_asp`: no unfolding, no projections)
-    with just this state's facts (`tasks.gdl.solve.evaluate_by_solving`); the engine grounds the
+    with just this state's facts (`tasks.gdl.exact.evaluate_by_solving`); the engine grounds the
     unfolded, projected program in its own worker. A demand-driven engine is checked against the
     plain rules with the demand rewrite only (`Game.asp_demand_plain`), since the plain rules
     do not ground with a state either. Queries as in `cross_check`; past ``deadline``
     (`time.monotonic`) no new query starts. ``reference`` overrides the program solved.
     """
-    from tasks.gdl.solve import evaluate_by_solving
+    from tasks.gdl.exact import evaluate_by_solving
 
     asp, roles = reference or _reference_asp(game, engine), set(engine.roles)
     agree = checked = 0

@@ -21,7 +21,7 @@ class GraphLogSource:
 
     def __init__(self, root: str | Path):
         from tasks.graphlog.released import ReleasedSuite
-        from tasks.graphlog.store import Suite
+        from tasks.graphlog.suite_files import Suite
 
         self.root = str(root)
         path = Path(root)
@@ -43,7 +43,7 @@ class GraphLogSource:
 
         if target != TARGET:
             raise KeyError(f"GraphLog world {game} has only the target {TARGET!r}, not {target!r}")
-        from tasks.graphlog.store import Suite
+        from tasks.graphlog.suite_files import Suite
 
         meta = self.suite.meta(game)
         if isinstance(self.suite, Suite) and "rule_ids" in meta:  # generated suites know their rules

@@ -118,7 +118,7 @@ def read_rules(path: Path) -> list[Rule]:
 
 
 class ReleasedSuite:
-    """The released layout read lazily, with the same face as :class:`tasks.graphlog.store.Suite`."""
+    """The released layout read lazily, with the same face as :class:`tasks.graphlog.suite_files.Suite`."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)

@@ -19,7 +19,7 @@ def test_every_plugin_entry_names_an_opener(scheme: str) -> None:
 def test_a_scheme_opens_its_family(tmp_path: Path) -> None:
     from tasks.graphlog.generator import GeneratorConfig, generate_suite
     from tasks.graphlog.rules import generate_rules
-    from tasks.graphlog.store import write_suite
+    from tasks.graphlog.suite_files import write_suite
 
     cfg = GeneratorConfig(n_train=4, n_valid=2, n_test=2, seed=0)
     write_suite(tmp_path / "worlds", generate_suite(cfg, [0]), generate_rules(seed=cfg.seed), cfg)

@@ -250,7 +250,7 @@ def test_cli_train_supervised_json(tmp_path):
 
     from orchestrator.cli import app
     from tasks.graphlog.rules import generate_rules
-    from tasks.graphlog.store import write_suite
+    from tasks.graphlog.suite_files import write_suite
 
     cfg = GeneratorConfig(n_train=40, n_valid=10, n_test=10, world_nodes=100)
     write_suite(tmp_path, generate_suite(cfg, worlds=[0]), generate_rules(), cfg)

@@ -7,10 +7,10 @@ import pytest
 from test_ilasp import lights_task
 
 from learners.ilp.bias import NEQ, Clause, Literal
+from learners.ilp.cover import RelevantCover, ScoredRule, best_partial_cover
 from learners.ilp.coverage import evaluate_clause, facts_for, targets_for
 from learners.ilp.evaluate import RuleModel
 from learners.ilp.relations import Table, join, pack, semi
-from learners.ilp.solve import RelevantCover, ScoredRule, best_partial_cover
 
 POS = ("pos",)
 
@@ -83,7 +83,7 @@ def test_best_partial_cover_maximises_balanced_accuracy():
 
 def test_partial_cover_is_anytime_when_the_solver_has_no_time():
     """A solver stopped before its first model must not turn a 0.9 cover into the empty program."""
-    from learners.ilp.solve import greedy_partial_cover
+    from learners.ilp.cover import greedy_partial_cover
 
     rules = [_rule(f"r{i}", 3, list(range(10 * i, 10 * i + 9)), [1000 + i]) for i in range(40)]
     assert greedy_partial_cover(rules, n_pos=400, n_neg=10_000) == list(range(40))

@@ -45,7 +45,7 @@ from learners.base import Budget, make_learner
 from learners.ilp import frame
 from learners.ilp.bias import Settings, bias_for
 from learners.ilp.coverage import facts_for, targets_for
-from learners.ilp.defaults import defaults_for
+from learners.ilp.default_rules import defaults_for
 from learners.ilp.frame import _distinct_product, frame_clauses
 from learners.ilp.ilasp import IlaspLearner
 from learners.metrics import evaluate, pool
@@ -642,7 +642,7 @@ def test_a_functional_target_is_learned_as_its_rare_values_and_a_default():
     model = learner.fit(task.learning_view(), Budget(10))
     assert _test_ba(model, task) == 1.0, model.rules()
     assert "goal(x,0) :- not goal(x,100)." in model.rules() and "(defaults)" in learner.profile.status
-    # the head's role named together with the literal that binds it (`Search._named_head`)
+    # the head's role named together with the literal that binds it (`Refiner._named_head`)
     assert "goal(x,100) :- true_cell(Col1,3,x)." in model.rules()
     without = make_learner("ilasp_nodefaults").fit(task.learning_view(), Budget(5))
     assert _test_ba(without, task) < 1.0, without.rules()
@@ -698,6 +698,7 @@ def test_feature_switches_in_the_name():
 def test_memory_bound_drops_tables_without_changing_the_search():
     """A search level with no room for tables recomputes the beam's bindings: same rules found."""
     from learners.ilp.coverage import example_atoms
+    from learners.ilp.meter import Meter
     from learners.ilp.search import Bottom, Search
     from tasks.task import parse_atom
 
@@ -712,13 +713,13 @@ def test_memory_bound_drops_tables_without_changing_the_search():
     found = []
     for cells in (Settings().held_cells, 0):
         bias = bias_for(task, Settings(held_cells=cells))
-        result = Search(bias, facts, targets, bottom, float("inf")).run(bias.head_pred, args)
+        result = Search(bias, facts, targets, bottom, Meter(Budget())).run(bias.head_pred, args)
         found.append(sorted(c.text() for c in result.consistent))
     assert found[0] and found[0] == found[1]
 
 
 def test_greedy_cover_and_bounded_cover_program():
-    from learners.ilp.solve import ScoredRule, best_partial_cover, greedy_cover
+    from learners.ilp.cover import ScoredRule, best_partial_cover, greedy_cover
 
     def rule(name, length, pos, neg=()):
         return ScoredRule(name, length, np.array(pos, dtype=np.int64), np.array(neg, dtype=np.int64))

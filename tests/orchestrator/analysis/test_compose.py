@@ -15,7 +15,7 @@ from orchestrator.storage.store import ResultStore
 from tasks.graphlog.as_task import target_predicate
 from tasks.graphlog.generator import GeneratorConfig, generate_suite
 from tasks.graphlog.rules import generate_rules
-from tasks.graphlog.store import write_suite
+from tasks.graphlog.suite_files import write_suite
 
 CFG = GeneratorConfig(n_train=30, n_valid=10, n_test=40, seed=0)
 

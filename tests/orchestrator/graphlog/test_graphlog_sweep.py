@@ -41,7 +41,7 @@ from orchestrator.storage.schema import SCHEMA_VERSION, result_row  # noqa: E402
 from orchestrator.storage.store import ResultStore  # noqa: E402
 from tasks.graphlog.generator import GeneratorConfig, generate_suite  # noqa: E402
 from tasks.graphlog.rules import generate_rules  # noqa: E402
-from tasks.graphlog.store import write_suite  # noqa: E402
+from tasks.graphlog.suite_files import write_suite  # noqa: E402
 
 pytestmark = pytest.mark.ray
 

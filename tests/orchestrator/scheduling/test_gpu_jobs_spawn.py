@@ -19,7 +19,7 @@ from orchestrator.scheduling.sweep import build_jobs  # noqa: E402
 from orchestrator.scheduling.worker import JobLimits, JobRunner, start_method_for  # noqa: E402
 from tasks.graphlog.generator import GeneratorConfig, generate_suite  # noqa: E402
 from tasks.graphlog.rules import generate_rules  # noqa: E402
-from tasks.graphlog.store import write_suite  # noqa: E402
+from tasks.graphlog.suite_files import write_suite  # noqa: E402
 from tasks.sources import open_source  # noqa: E402
 
 TINY = GeneratorConfig(n_train=20, n_valid=8, n_test=8, world_nodes=100)

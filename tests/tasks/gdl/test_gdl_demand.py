@@ -2,7 +2,7 @@
 
 The strong test is differential: the rewritten program and the plain rules give the same
 legal/goal/terminal/next atoms on the same states and moves, solved by clingo on each side
-(`tasks.gdl.solve.evaluate_by_solving`), on states play reaches and on random ones. The slow tests
+(`tasks.gdl.exact.evaluate_by_solving`), on states play reaches and on random ones. The slow tests
 play mummymaze1p (which only plays demand-driven) and check every corpus rulesheet with a
 demanded relation against its plain rules.
 """
@@ -19,9 +19,9 @@ import pytest
 from tasks.gdl import Game
 from tasks.gdl.checks import check_stratified
 from tasks.gdl.demand import MAGIC, demand_rewrite
+from tasks.gdl.exact import evaluate_by_solving
 from tasks.gdl.perstate import PerStateEngine
 from tasks.gdl.probe import PLAYS, probe_game, probe_isolated
-from tasks.gdl.solve import evaluate_by_solving
 
 pytestmark = pytest.mark.filterwarnings("ignore::tasks.gdl.errors.GDLWarning")
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tasks.gdl import Game, GDLError, GDLWarning, flatten, unflatten
-from tasks.gdl.reference import solve_once
+from tasks.gdl.clingo_engine import solve_once
 
 # Recursion (less/2 is the transitive closure of succ/2), or, not, distinct, compound moves.
 COUNTER = """

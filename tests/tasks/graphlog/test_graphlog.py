@@ -21,7 +21,7 @@ from tasks.graphlog.rules import (
     partition_worlds,
     similarity,
 )
-from tasks.graphlog.store import Suite, write_suite
+from tasks.graphlog.suite_files import Suite, write_suite
 from tasks.sources import open_source
 
 SMALL = GeneratorConfig(n_train=80, n_valid=20, n_test=20, world_nodes=120)

@@ -1,7 +1,7 @@
 """One-off clingo solves of a GDL program on one state: the exact, engine-free evaluation.
 
 Used by `tasks.gdl.engine.Engine.evaluate` (as its fallback), `tasks.gdl.game.Game.evaluate` and
-the reference engine; it sits below all of them so that none imports another to get it.
+the plain clingo engine (`tasks.gdl.clingo_engine`); it sits below all of them so that none imports another to get it.
 """
 
 from __future__ import annotations

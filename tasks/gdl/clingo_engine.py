@@ -13,9 +13,9 @@ import time
 import clingo
 import numpy as np
 
+from tasks.gdl.exact import _DERIVED, _asp_terms, evaluate_by_solving, solve_once
 from tasks.gdl.ground import GROUND_SECONDS, GroundGame, ground_game
 from tasks.gdl.groundable import Groundable
-from tasks.gdl.solve import _DERIVED, _asp_terms, evaluate_by_solving, solve_once
 from tasks.gdl.terms import parse_ground, symbol_text, to_symbol
 from tasks.gdl.trace import State, Trace
 

@@ -25,6 +25,12 @@ from dataclasses import dataclass
 import clingo
 import numpy as np
 
+from learners.ilp.meter import Meter
+
+MIN_CONFLICTS = 200
+"""Counting work, a clingo call may use at least this many conflicts (a cover problem needs a few
+to find its first model)."""
+
 
 @dataclass
 class ScoredRule:
@@ -46,9 +52,21 @@ def _choice(r: int, rule: ScoredRule) -> str:
     return text
 
 
-def _solve(ctl: clingo.Control, seconds: float) -> tuple[list[int] | None, bool]:
-    """The last (best) model's selected rule ids, and whether optimality was proven."""
+def _solve(ctl: clingo.Control, seconds: float, meter: Meter | None = None) -> tuple[list[int] | None, bool]:
+    """The last (best) model's selected rule ids, and whether optimality was proven.
+
+    With a ``meter`` that counts work, the solver also stops after the units left as conflicts
+    (at least ``MIN_CONFLICTS``), and the conflicts it used are spent: where it stops is then the
+    same on any machine (one solver thread, clasp's fixed default seed).
+    """
     best: list[list[int]] = []
+    counting = meter is not None and meter.counts_work
+    if counting:
+        assert meter is not None
+        left = meter.left()
+        solve = ctl.configuration.solve
+        assert isinstance(solve, clingo.Configuration)
+        solve.solve_limit = str(int(max(left, MIN_CONFLICTS))) if math.isfinite(left) else "umax"
 
     def on_model(model: clingo.Model) -> None:
         best[:] = [[s.arguments[0].number for s in model.symbols(shown=True)]]
@@ -62,6 +80,9 @@ def _solve(ctl: clingo.Control, seconds: float) -> tuple[list[int] | None, bool]
         if not finished:
             handle.cancel()
         result = handle.get()
+    if counting:
+        assert meter is not None
+        meter.spend(int(ctl.statistics["solving"]["solvers"]["conflicts"]))
     return (best[0] if best else None), bool(finished and result.exhausted)
 
 
@@ -100,8 +121,8 @@ class RelevantCover:
             self.ctl.release_external(clingo.Function("act", [clingo.Number(k - 1)]))
         self.ctl.assign_external(clingo.Function("act", [clingo.Number(k)]), True)
 
-    def solve(self, seconds: float) -> tuple[list[int], bool]:
-        chosen, optimal = _solve(self.ctl, seconds)
+    def solve(self, seconds: float, meter: Meter | None = None) -> tuple[list[int], bool]:
+        chosen, optimal = _solve(self.ctl, seconds, meter)
         return sorted(chosen or []), optimal
 
 
@@ -148,15 +169,16 @@ program is kept small enough to ground in about a second (the best-scoring rules
 
 
 def best_partial_cover(
-    rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float, max_lines: int = MAX_LINES
-) -> list[int]:
+    rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float, max_lines: int = MAX_LINES,
+    meter: Meter | None = None,
+) -> list[int]:  # fmt: skip
     """Rules maximising training balanced accuracy (then fewest literals); see the module docstring.
 
     Anytime: the optimisation's best model, or the greedy cover where that is better - a solver
     stopped before its first model (a loaded machine, a large program) used to return no rule at
     all, and the learner then reported the empty program over a partial cover of 0.99.
     """
-    solved = _optimal_partial_cover(rules, n_pos, n_neg, seconds, max_lines)
+    solved = _optimal_partial_cover(rules, n_pos, n_neg, seconds, max_lines, meter)
     greedy = greedy_partial_cover(rules, n_pos, n_neg)
     return max((solved, greedy), key=lambda ids: _partial_score(rules, ids, n_pos, n_neg))
 
@@ -207,7 +229,7 @@ def _partial_score(rules: Sequence[ScoredRule], ids: list[int], n_pos: int, n_ne
 
 
 def _optimal_partial_cover(
-    rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float, max_lines: int
+    rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float, max_lines: int, meter: Meter | None
 ) -> list[int]:
     """The clingo optimisation of :func:`best_partial_cover` (its best model when time runs out)."""
     if not rules:
@@ -226,7 +248,7 @@ def _optimal_partial_cover(
             total += c
         kept.sort()
         limit = max_lines if len(kept) < len(rules) else 1 << 62  # one huge rule: nothing to drop
-        sub = _optimal_partial_cover([rules[i] for i in kept], n_pos, n_neg, seconds, limit)
+        sub = _optimal_partial_cover([rules[i] for i in kept], n_pos, n_neg, seconds, limit, meter)
         return [kept[i] for i in sub]
     pos_classes, neg_classes = _classes(rules, "pos"), _classes(rules, "neg")
     biggest = max([n for n, _ in pos_classes + neg_classes] + [1])
@@ -246,5 +268,5 @@ def _optimal_partial_cover(
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
     ctl.add("base", [], "\n".join(lines))
     ctl.ground([("base", [])])
-    chosen, _ = _solve(ctl, seconds)
+    chosen, _ = _solve(ctl, seconds, meter)
     return sorted(chosen or [])

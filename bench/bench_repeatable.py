@@ -1,0 +1,84 @@
+"""Does a sweep rerun identically? The same ``orch run`` twice, once on an idle machine and once
+beside CPU burners, and the stored programs compared job by job.
+
+With a deterministic work bound (``ilasp_w<N>``, docs/ilp.md "Reproducible runs") every job must
+store the same program and status in both runs; with a wall-clock budget only (``ilasp``) the
+loaded run stops its searches elsewhere, and the table shows how many jobs moved.
+
+    python bench/bench_repeatable.py --games tictactoe,coins,buttons --learners ilasp_w50000,ilasp \
+        --budget 30s --burners 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import iggp_dir, print_table  # noqa: E402
+from orchestrator.storage.store import ResultStore  # noqa: E402
+
+BURN = "while True: pass"
+
+
+def _sweep(store: Path, args: argparse.Namespace, dataset: Path, burners: int) -> float:
+    """One ``orch run`` into ``store`` beside ``burners`` busy processes; its wall time."""
+    procs = [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(burners)]
+    started = time.monotonic()
+    try:
+        subprocess.run(
+            ["orch", "run", "--dataset", str(dataset), "--games", args.games, "--learners", args.learners,
+             "--budget", args.budget, "--num-cpus", str(args.num_cpus), "--store", str(store), "--json"],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    return time.monotonic() - started
+
+
+def _programs(store: Path) -> dict[str, tuple[str, str, str | None]]:
+    """job id -> (learner, status, program) of the latest row per job."""
+    rows = ResultStore(str(store)).latest(["job_id", "learner", "status", "program"]).to_pylist()
+    return {r["job_id"]: (r["learner"], r["status"], r["program"]) for r in rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--dataset", type=Path, default=None, help="IGGP dataset (default: ../shared unpacked)"
+    )
+    parser.add_argument("--games", default="tictactoe,coins,buttons")
+    parser.add_argument("--learners", default="ilasp_w50000,ilasp")
+    parser.add_argument("--budget", default="30s")
+    parser.add_argument("--burners", type=int, default=2, help="busy processes beside the second run")
+    parser.add_argument("--num-cpus", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    dataset = args.dataset or iggp_dir()
+    with tempfile.TemporaryDirectory() as tmp:
+        idle_s = _sweep(Path(tmp) / "idle", args, dataset, 0)
+        busy_s = _sweep(Path(tmp) / "busy", args, dataset, args.burners)
+        idle, busy = _programs(Path(tmp) / "idle"), _programs(Path(tmp) / "busy")
+    rows = []
+    for learner in args.learners.split(","):
+        ids = sorted(j for j, v in idle.items() if v[0] == learner and j in busy)
+        same = sum(idle[j][1:] == busy[j][1:] for j in ids)
+        cut = sum(idle[j][1] == "timeout" for j in ids)
+        rows.append({"learner": learner, "jobs": len(ids), "identical": same, "differ": len(ids) - same,
+                     "timeouts (idle)": cut})  # fmt: skip
+    title = f"idle run {idle_s:.0f} s, beside {args.burners} burners {busy_s:.0f} s ({args.budget}, {args.num_cpus} CPUs)"
+    print_table(rows, as_json=args.json, title=title)
+    if args.json:
+        print(json.dumps({"idle_s": idle_s, "busy_s": busy_s}))
+
+
+if __name__ == "__main__":
+    main()

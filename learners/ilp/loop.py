@@ -1,0 +1,177 @@
+"""The ILASP* loop of one learning: one target, one :class:`learners.ilp.mode.Mode`, one allowance.
+
+The stages, one module each, in the order the loop runs them:
+
+1. facts: the training split as fact tables (:mod:`learners.ilp.coverage`);
+2. frame step: frame clauses and the facts true in every example enter the pool
+   (:func:`frame_stage`, :mod:`learners.ilp.frame`);
+3. seed search: a positive no hypothesis covers yet is searched for (:mod:`learners.ilp.seeds`);
+   the clauses found are verified on every training example into the pool (:mod:`learners.ilp.pool`);
+4. combine: the hypothesis is chosen from the pool (:mod:`learners.ilp.combine`); back to 3 until
+   every positive is covered (or set aside) or the loop's allowance is used up;
+5. fallback selection, when the hypothesis is not complete (:mod:`learners.ilp.fallback`).
+
+:class:`Learning` holds what every stage reads (the inputs of this learning); :class:`LoopState`
+what the loop changes from one iteration to the next. The allowance is a
+:class:`learners.ilp.meter.Meter`: the loop stops at ``LOOP_SHARE`` of it, the rest is for the
+final combine and the fallback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from learners.base import Report
+from learners.ilp.bias import Bias, Clause, Settings, bias_for
+from learners.ilp.combine import Hypotheses, hypotheses
+from learners.ilp.cover import ScoredRule
+from learners.ilp.coverage import Targets, facts_for
+from learners.ilp.fallback import fallback
+from learners.ilp.frame import frame_step
+from learners.ilp.learning import Learned, Learning, program_of
+from learners.ilp.meter import Meter
+from learners.ilp.mode import Mode
+from learners.ilp.pool import Pool, covered
+from learners.ilp.profile import Profile
+from learners.ilp.seeds import SeedSearch
+from tasks.task import Task, parse_atom
+
+LOOP_SHARE = 0.75
+"""The loop stops at this share of the allowance; the rest is for the final combine and the fallback."""
+FRAME_SHARE = 0.25
+"""At most this share of the loop's allowance goes to testing frame literals (usually well under a second)."""
+
+
+@dataclass
+class LoopState:
+    """What the loop changes: the hypothesis, what counts as covered, the seeds set aside."""
+
+    hypothesis: list[ScoredRule] = field(default_factory=list)
+    covered_now: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    status: str = "budget"
+    set_aside: set[int] = field(default_factory=set)
+    best_reported: float = -1.0
+
+    def hand_out(self, learning: Learning, rules: list[ScoredRule]) -> None:
+        """The anytime contract: report each hypothesis better (on train) than the last reported."""
+        model = learning.program(rules, "iteration")
+        if model.train_ba > self.best_reported:
+            self.best_reported = model.train_ba
+            learning.report(model)
+
+
+def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, report: Report) -> Learned:
+    """Learn ``task``'s target as ``mode`` says, within ``meter``; ``seed`` draws the sample and seeds."""
+    profile = Profile()
+    train = task.split("train")
+    with profile.timing("facts"):
+        facts = facts_for(task, train)
+        targets = mode.targets(task, train, facts.constants)
+    n_neg = facts.n * targets.table.n - len(targets.positives)
+    if len(targets.positives) == 0:
+        profile.status = "no positives"
+        model = program_of([], mode, task.predicates[0], 0, n_neg, "no positive training example", 0)
+        report(model)
+        return Learned(model, profile)
+    bias = mode.bias(bias_for(task, settings))
+    pool = Pool(targets.positives, n_neg)
+    lr = Learning(task, settings, mode, meter, profile, report, train, facts, targets, bias, pool)
+    loop = meter.share(LOOP_SHARE)
+    rng = np.random.default_rng(seed)
+    seeds = SeedSearch(lr, rng)
+    combine = hypotheses(lr)
+    state = LoopState()
+    late = frame_stage(lr, state, combine, loop)
+    pending = np.setdiff1d(targets.positives, covered(pool.consistent), assume_unique=True)
+    if len(pending) == 0:
+        state.status = "complete"
+    seed_key = int(pending[rng.integers(len(pending))]) if len(pending) else -1
+    while seed_key >= 0:
+        seed_key = iterate(lr, state, seeds, combine, loop, seed_key, rng)
+    with profile.timing("solve"):
+        state.hypothesis = combine.final(state.hypothesis, late)
+    profile.status = state.status
+    if len(covered(state.hypothesis)) == lr.n_pos:
+        final = lr.program(state.hypothesis, "complete")
+        report(final)
+        return Learned(final, profile)
+    return Learned(fallback(lr, state.hypothesis, state.status), profile)
+
+
+def frame_stage(lr: Learning, state: LoopState, combine: Hypotheses, loop: Meter) -> list[ScoredRule]:
+    """The frame step's clauses and the always-true facts into the pool, before any seed.
+
+    The one-clause frame rules join at once; the sequential cover's rules (``late``, returned)
+    only if with them the pool covers every positive now: as seeds' context they fit the sample
+    closely and steered the loop away from rules it otherwise finds. The final combine adds them.
+    """
+    with lr.profile.timing("verify"):
+        frame_meter = loop.share(FRAME_SHARE)
+        single, several = (
+            frame_step(lr.bias, lr.facts, lr.targets, lr.settings.max_rows, frame_meter)
+            if lr.settings.frame
+            else ([], [])
+        )
+        framed = lr.verify_all(always_facts(lr.task, lr.bias, lr.targets, lr.facts.n) + single)
+        verified = [lr.verify(c) for c in several]
+        late = [r for r in verified if r is not None and len(r.neg) == 0]
+        for partial in verified:
+            if partial is not None and len(partial.neg):
+                lr.pool.add_partial(partial)
+        if len(covered(lr.pool.consistent + late)) == lr.n_pos:
+            framed += [r for r in late if lr.pool.add_consistent(r)]  # the cover completes the target now
+            late = []
+    if framed:
+        with lr.profile.timing("solve"):
+            state.hypothesis, state.covered_now = combine.after_frame(framed, state.hypothesis)
+        state.hand_out(lr, state.hypothesis)
+    return late
+
+
+def iterate(
+    lr: Learning, state: LoopState, seeds: SeedSearch, combine: Hypotheses, loop: Meter, seed: int,
+    rng: np.random.Generator,
+) -> int:  # fmt: skip
+    """One iteration: search ``seed``, verify, combine; the next seed, or -1 when the loop ends."""
+    positives = lr.targets.positives
+    missing = np.setdiff1d(positives, state.covered_now, assume_unique=True)
+    found = seeds.search(seed, loop, missing)
+    with lr.profile.timing("verify"):
+        new_rules = lr.verify_all(found.consistent)
+        for clause in found.partial:
+            rule = lr.verify(clause)
+            if rule is not None:
+                lr.pool.add_partial(rule)
+    with lr.profile.timing("solve"):
+        state.hypothesis, state.covered_now = combine.after_seed(new_rules, seed, loop)
+    lr.profile.iterations += 1
+    if seed not in state.covered_now:
+        state.set_aside.add(seed)
+    state.hand_out(lr, state.hypothesis)
+    uncovered = np.setdiff1d(positives, state.covered_now, assume_unique=True)
+    if state.set_aside:
+        uncovered = uncovered[~np.isin(uncovered, sorted(state.set_aside))]
+    if len(uncovered) == 0:
+        state.status = "complete" if not state.set_aside else "bias too small"
+        return -1
+    if loop.expired():
+        return -1
+    return int(uncovered[rng.integers(len(uncovered))])
+
+
+def always_facts(task: Task, bias: Bias, targets: Targets, n_examples: int) -> list[Clause]:
+    """The facts ``legal(player, noop).`` of the target atoms positive in every training example.
+
+    Why: such a fact is consistent by construction and no rule with a body is shorter, but the
+    search specialises bodies, so without this it returns a coincidence of the few examples
+    (``legal(player, noop) :- not true_value(0).``) that the next state refutes.
+    """
+    if not n_examples:
+        return []
+    atoms, counts = np.unique(targets.positives % targets.n_atoms, return_counts=True)
+    return [
+        Clause(bias.head_pred, parse_atom(task.target_atoms.names[int(a)])[1], (), ())
+        for a in atoms[counts == n_examples]
+    ]

@@ -1,0 +1,107 @@
+"""The pool: every candidate rule verified on all training examples during one learning.
+
+Consistent rules (no negative covered) are what the cover and the combine step choose from;
+partial ones (some negative covered) are kept, within a bound, for the fallback cover. The pool
+also remembers each rule's clause, so the fallback selection can score a rule on validate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from learners.ilp.bias import Clause
+from learners.ilp.cover import ScoredRule
+from learners.ilp.coverage import Facts, Targets, TooLarge, evaluate_clause
+from learners.metrics import balanced_accuracy
+
+
+def union(keys: list[np.ndarray]) -> np.ndarray:
+    """The sorted union of key arrays (empty for none)."""
+    if not keys:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.concatenate(keys))
+
+
+def covered(rules: list[ScoredRule]) -> np.ndarray:
+    """The training positives some rule of ``rules`` covers."""
+    return union([r.pos for r in rules])
+
+
+def balanced(tp: int, fp: int, n_pos: int, n_neg: int) -> float:
+    """Balanced accuracy from covered positives/negatives and the totals (the paper's edge cases)."""
+    return balanced_accuracy(tp, fp, n_neg - fp, n_pos - tp)
+
+
+def _cost(rule: ScoredRule) -> tuple[int, int]:
+    return rule.length, rule.singletons
+
+
+class Pool:
+    """Verified candidate rules: consistent ones (for the cover) and partial ones (for the fallback)."""
+
+    def __init__(self, positives: np.ndarray, n_neg: int, max_keys: int = 16_000_000):
+        self.positives = positives
+        self.n_neg = n_neg
+        self.max_keys = max_keys
+        self.consistent: list[ScoredRule] = []
+        self.partial: list[ScoredRule] = []
+        self.partial_keys = 0
+        self.clauses: dict[str, Clause] = {}
+
+    def add_partial(self, rule: ScoredRule) -> None:
+        """Keep an inconsistent rule for the fallback cover, within ``max_keys`` stored keys.
+
+        Why: a general rule's covered negatives can be millions of keys; kept for every seed they
+        made the pool the biggest thing in memory. Past the bound the rules with the worst
+        balanced-accuracy gain (pos/P - neg/N) are dropped first.
+        """
+        self.partial.append(rule)
+        self.partial_keys += len(rule.pos) + len(rule.neg)
+        if self.partial_keys > self.max_keys:
+            p, n = max(len(self.positives), 1), max(self.n_neg, 1)
+            self.partial.sort(key=lambda r: len(r.pos) / p - len(r.neg) / n, reverse=True)
+            while self.partial_keys > self.max_keys // 2 and len(self.partial) > 1:
+                r = self.partial.pop()
+                self.partial_keys -= len(r.pos) + len(r.neg)
+
+    def verify(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:
+        """``clause`` scored on every training example; None if seen before, too large or covering
+        no positive."""
+        text = clause.text()
+        if text in self.clauses:
+            return None
+        self.clauses[text] = clause
+        try:
+            keys = evaluate_clause(clause, facts, targets, max_rows)
+        except TooLarge:
+            return None
+        hit = np.isin(keys, self.positives, assume_unique=True)
+        if not hit.any():
+            return None
+        return ScoredRule(text, clause.length, keys[hit], keys[~hit], clause.singletons())
+
+    def add_consistent(self, rule: ScoredRule) -> bool:
+        """Keep ``rule`` unless a rule no costlier than it covers a superset of its positives.
+
+        Cost is (length, singleton variables): the solver's order of preference.
+        """
+        for other in self.consistent:
+            if _cost(other) <= _cost(rule) and len(other.pos) >= len(rule.pos):
+                if np.isin(rule.pos, other.pos, assume_unique=True).all():
+                    return False
+        self.consistent = [
+            o
+            for o in self.consistent
+            if not (_cost(rule) <= _cost(o) and np.isin(o.pos, rule.pos, assume_unique=True).all())
+        ]
+        self.consistent.append(rule)
+        return True
+
+    def add_verified(self, rule: ScoredRule | None) -> bool:
+        """File a verified rule: consistent (True if it was kept as such) or partial."""
+        if rule is None:
+            return False
+        if len(rule.neg) == 0:
+            return self.add_consistent(rule)
+        self.add_partial(rule)
+        return False

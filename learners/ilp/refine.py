@@ -1,0 +1,313 @@
+"""Generate: the refinement operator of one seed's search, from its bottom clause.
+
+Why a module of its own: the seed search is generate and test (Popper's stages, one per
+module). This module only *makes* candidate clauses, in a fixed order, from the bias and the
+seed's bottom clause; it never looks at the training examples. Testing them (vectorised joins,
+the beam, the work meter) is :mod:`learners.ilp.search`. Keeping the two apart lets each be read,
+changed and bounded on its own: the order of candidates decides what a work budget of ``N`` tests
+reaches, so it lives in one place.
+
+The language (see :mod:`learners.ilp.search` for how it is searched):
+
+* the head starts fully general (``h(V1..Vk)``, typed variables) and may be specialised by putting
+  back a seed constant (``next_cell(Pos1, Pos2, x)``), also once its variable is bound
+  (`Refiner._named_head`);
+* a positive literal comes from a bottom atom; each of its arguments becomes the clause's variable
+  for that constant (same type family), a new typed variable, or stays the constant - so the seed
+  stays covered (the Progol property). A literal sharing no variable with the clause is allowed
+  for background fluents (an existence test such as ``does(Agent, noop)``: "a move was made"),
+  not for statics (always true). A literal keeps at most one constant besides its variables, or
+  is a fluent with at most one variable (``true_jumper(red, 10, Y)``: "red reached column 10"),
+  or a fully ground fluent (``true_cell(1, 1, x)``);
+* a negated literal ``not p(...)`` uses bound variables, ``_`` and at most one constant, and must
+  be false in the seed; ``X != Y`` joins two bound variables whose seed values differ.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from learners.ilp.bias import NEQ, Bias, Clause, Literal, Term
+
+NEW = object()
+"""A bottom constant that becomes a new variable of the literal (not one the clause has)."""
+MAX_NEGATIONS = 200
+"""Negated literals made per clause (there are many predicates x bound variables x constants)."""
+NEG_CONSTANTS = 6
+"""Constants are tried in a negated literal only for types this small."""
+MAX_CONSTANTS = 1
+"""Constants in a literal that also has variables (ground fluents are separate)."""
+
+Refinement = tuple[Clause, tuple[str, ...], Literal | int | tuple[Literal, int] | None]
+"""(clause, theta, what changed): ``None`` the head only, a literal added, an ``int`` a head
+variable named by its seed constant, or (literal, variable) both at once."""
+
+
+@dataclass
+class Bottom:
+    """The seed's bottom clause: its background atoms and the statics, indexed by constant."""
+
+    atoms: list[tuple[str, tuple[str, ...]]]
+    dynamic: list[bool]
+    by_const: dict[str, list[int]] = field(default_factory=dict)
+    by_pred: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    _projections: dict[tuple[str, tuple[int, ...]], set[tuple[str, ...]]] = field(
+        default_factory=dict, repr=False
+    )
+
+    @classmethod
+    def of(
+        cls, dynamic_atoms: list[tuple[str, tuple[str, ...]]], static_atoms: list[tuple[str, tuple[str, ...]]]
+    ) -> Bottom:
+        atoms = list(dynamic_atoms) + list(static_atoms)
+        b = cls(atoms, [True] * len(dynamic_atoms) + [False] * len(static_atoms))
+        for i, (p, args) in enumerate(atoms):
+            for c in set(args):
+                b.by_const.setdefault(c, []).append(i)
+            b.by_pred.setdefault(p, []).append(args)
+        return b
+
+    def holds(self, pred: str, pattern: tuple[str | None, ...]) -> bool:
+        """Whether some atom of ``pred`` matches ``pattern`` (``None`` matches anything).
+
+        One hash lookup: the atoms are projected once per (predicate, bound positions). A scan
+        per candidate took 80 of 90 s of one seed's search on a bottom with thousands of statics
+        (platformjumpers ``legal_jump``), past the search's deadline.
+        """
+        where = tuple(j for j, x in enumerate(pattern) if x is not None)
+        key = (pred, where)
+        projected = self._projections.get(key)
+        if projected is None:
+            projected = {tuple(args[j] for j in where) for args in self.by_pred.get(pred, [])}
+            self._projections[key] = projected
+        return tuple(pattern[j] for j in where) in projected
+
+
+class Refiner:
+    """The candidate clauses of one seed: the most general one, and each clause's refinements,
+    most promising first (the search's per-node cap cuts the tail)."""
+
+    def __init__(self, bias: Bias, bottom: Bottom) -> None:
+        self.bias = bias
+        self.s = bias.settings
+        self.bottom = bottom
+
+    def root(self, head_pred: str, seed_args: tuple[str, ...]) -> tuple[Clause, tuple[str, ...]]:
+        """The most general clause covering the seed (no body), and its theta."""
+        known = set(self.bottom.by_const)
+        args: list = []
+        for j, c in enumerate(seed_args):
+            # a constant no body atom can bind stays a constant (if the language may name it)
+            args.append(j if c in known or not self.bias.may_name(c) else c)
+        return Clause(head_pred, tuple(args), (), tuple(self.bias.head_types)), tuple(seed_args)
+
+    def refinements(self, c: Clause, theta: tuple[str, ...]) -> Iterator[Refinement]:
+        """(clause, theta, what changed) for every one-step specialisation of ``c``."""
+        bias = self.bias
+        bound = c.bound()
+        head_vars = [a for a in c.head_args if isinstance(a, int)]
+        for j, a in enumerate(c.head_args):
+            if isinstance(a, int) and a not in bound and bias.may_name(theta[a]):
+                args = c.head_args[:j] + (theta[a],) + c.head_args[j + 1 :]
+                yield Clause(c.head_pred, args, c.body, c.types), theta, None
+        yield from self._named_head(c, theta, bound)
+        if len(c.body) >= self.s.max_body:
+            return
+        existing = list(dict.fromkeys(head_vars + sorted(bound)))
+        unbound = {v for v in head_vars if v not in bound}
+        if unbound:  # an unsafe clause first binds its head variables (then it can be scored exactly)
+            for clause, th, lit in self._positive(c, theta, existing):
+                if lit.variables() & unbound:
+                    yield clause, th, lit
+                    for named, _, named_arg in self._named_head(clause, th, lit.variables() & unbound):
+                        assert isinstance(named_arg, int)  # _named_head names one head variable
+                        yield named, th, (lit, named_arg)
+            return
+        # cheap, often decisive constraints first (anti-joins and filters), then new literals
+        if self.s.negation and (bound or self.s.absence):
+            yield from self._negated(c, theta, sorted(bound))
+        if self.s.inequalities:
+            for u, v in itertools.combinations(sorted(bound), 2):
+                if theta[u] != theta[v] and bias.compatible(c.types[u], c.types[v]):
+                    lit = Literal(NEQ, (u, v))
+                    if lit not in c.body:
+                        yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
+        yield from self._positive(c, theta, existing)
+
+    def lifted(
+        self, root: Clause, theta: tuple[str, ...]
+    ) -> tuple[list[Literal], tuple[str, ...], tuple[str, ...]]:
+        """Every bottom atom in one lifted form (each constant its variable, one per constant and
+        type family, the head's first), with the types and theta of all those variables: the
+        material of the breadth-first search (:meth:`learners.ilp.search.Search.exhaustive`)."""
+        bias = self.bias
+        types = list(root.types)
+        theta_out = list(theta)
+        var_of: dict[tuple[str, str], int] = {}
+        for v, a in enumerate(root.head_args):
+            if isinstance(a, int):
+                var_of.setdefault((theta_out[v], bias.family.get(types[v], types[v])), v)
+        lits: list[Literal] = []
+        for pred, consts in self.bottom.atoms:
+            ts = bias.body_types.get(pred)
+            if ts is None:
+                continue
+            args = []
+            for c, t in zip(consts, ts, strict=True):
+                key = (c, bias.family.get(t, t))
+                if key not in var_of:
+                    var_of[key] = len(types)
+                    types.append(t)
+                    theta_out.append(c)
+                args.append(var_of[key])
+            lits.append(Literal(pred, tuple(args)))
+        return list(dict.fromkeys(lits)), tuple(types), tuple(theta_out)
+
+    def _named_head(self, c: Clause, theta: tuple[str, ...], bound: set[int]) -> Iterator[Refinement]:
+        """A bound head variable replaced by its seed constant, in the head and the body alike:
+        ``goal(white, 100) :- true_cell(X, 8, white)`` from ``goal(A, 100) :- true_cell(X, 8, A)``.
+
+        Why: a head constant was only tried while its variable was unbound, and a clause with a
+        bare ground head derives the atom in every example, so it scored too low to stay in the
+        beam; the literal that would have made it exact came after it was gone. The third
+        element of the refinement is the variable named (the search filters the bindings on it).
+        Only where every body literal with the variable is positive and still in the language.
+        """
+        bias = self.bias
+        for a in sorted(bound):
+            if a not in c.head_args or not bias.may_name(theta[a]):
+                continue
+            const = theta[a]
+            with_a = [lit for lit in c.body if a in lit.args]
+            if any(lit.negated or lit.pred == NEQ for lit in with_a):
+                continue
+            named = {
+                lit: Literal(lit.pred, tuple(const if x == a else x for x in lit.args)) for lit in with_a
+            }
+            static = bias.static_preds
+            if not all(
+                _constants_allowed(
+                    sum(1 for x in lit.args if isinstance(x, str)), len(lit.args), lit.pred not in static
+                )
+                for lit in named.values()
+            ):
+                continue
+            body = tuple(named.get(lit, lit) for lit in c.body)
+            head = tuple(const if x == a else x for x in c.head_args)
+            yield Clause(c.head_pred, head, body, c.types), theta, a
+
+    def _positive(
+        self, c: Clause, theta: tuple[str, ...], existing: list[int]
+    ) -> Iterator[tuple[Clause, tuple[str, ...], Literal]]:
+        """``c`` plus one positive literal from a bottom atom linked to its variables, then from a
+        fluent of the bottom (linked or not), every predicate early (`_round_robin`)."""
+        bias, bottom = self.bias, self.bottom
+        const_vars: dict[str, list[int]] = {}
+        for v in existing:
+            const_vars.setdefault(theta[v], []).append(v)
+        linked = sorted({i for v in existing for i in bottom.by_const.get(theta[v], [])})
+        ground = _round_robin([i for i, d in enumerate(bottom.dynamic) if d], bottom)
+        linked = _round_robin(linked, bottom)  # every predicate early, fluents first (there are fewer)
+        max_vars = len(c.head_args) + self.s.max_vars
+        for i in dict.fromkeys(linked + ground):
+            pred, consts = bottom.atoms[i]
+            types = bias.body_types.get(pred)
+            if types is None:
+                continue
+            options = []
+            for cst, t in zip(consts, types, strict=True):
+                link = [v for v in const_vars.get(cst, []) if bias.compatible(c.types[v], t)]
+                named = [cst] if bias.may_name(cst) else []
+                options.append(link + named if link else [NEW, *named])
+            for combo in itertools.product(*options):
+                if not _constants_allowed(
+                    sum(1 for a in combo if isinstance(a, str)), len(combo), bottom.dynamic[i]
+                ):
+                    continue
+                made = _with_literal(c, theta, pred, combo, consts, types)
+                if made is not None and len(made[0].types) <= max_vars:
+                    yield made
+
+    def _negated(self, c: Clause, theta: tuple[str, ...], bound: list[int]) -> Iterator[Refinement]:
+        """``c`` plus one negated literal over bound variables, ``_`` and at most one constant,
+        false in the seed (at most ``MAX_NEGATIONS``)."""
+        bias, count = self.bias, 0
+        for pred, types in sorted(bias.body_types.items()):
+            options = []
+            for t in types:
+                opts: list = [v for v in bound if bias.compatible(c.types[v], t)] + [None]
+                consts = bias.constants.get(t, [])
+                if 0 < len(consts) <= NEG_CONSTANTS:
+                    opts += consts
+                options.append(opts)
+            absent = self.s.absence and pred not in bias.static_preds
+            for combo in itertools.product(*options):
+                n_const = sum(1 for a in combo if isinstance(a, str))
+                if n_const > 1:
+                    continue
+                if not any(isinstance(a, int) for a in combo) and not (absent and n_const):
+                    continue  # an absence test names a constant: ``not true_cell(_, _, b)``
+                pattern = tuple(theta[a] if isinstance(a, int) else a for a in combo)
+                if self.bottom.holds(pred, pattern):
+                    continue  # the seed must stay covered
+                lit = Literal(pred, tuple(combo), negated=True)
+                if lit in c.body or Literal(pred, tuple(combo)) in c.body:
+                    continue
+                yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
+                count += 1
+                if count >= MAX_NEGATIONS:
+                    return
+
+
+def _with_literal(
+    c: Clause,
+    theta: tuple[str, ...],
+    pred: str,
+    combo: tuple,
+    consts: tuple[str, ...],
+    types: tuple[str, ...],
+) -> tuple[Clause, tuple[str, ...], Literal] | None:
+    """``c`` plus the literal ``pred(combo)``, each ``NEW`` a fresh variable per seed constant
+    (typed, its theta the constant); None when the body has that literal already."""
+    fresh: dict[str, int] = {}
+    types_out = list(c.types)
+    theta_out = list(theta)
+    args: list[Term] = []
+    for a, cst, t in zip(combo, consts, types, strict=True):
+        if a is NEW:
+            if cst not in fresh:
+                fresh[cst] = len(types_out)
+                types_out.append(t)
+                theta_out.append(cst)
+            args.append(fresh[cst])
+        else:
+            assert isinstance(a, int | str)  # a variable or a constant; NEW is handled above
+            args.append(a)
+    lit = Literal(pred, tuple(args))
+    if lit in c.body:
+        return None
+    return Clause(c.head_pred, c.head_args, c.body + (lit,), tuple(types_out)), tuple(theta_out), lit
+
+
+def _constants_allowed(n_const: int, arity: int, dynamic: bool) -> bool:
+    """Whether a positive body literal with ``n_const`` constants is in the language: at most
+    ``MAX_CONSTANTS`` besides its variables, or a fluent with one argument open
+    (``true_jumper(red, 10, Y)``), or a ground fluent (a ground static always holds)."""
+    if n_const == arity:
+        return dynamic
+    return n_const <= MAX_CONSTANTS or (dynamic and n_const == arity - 1)
+
+
+def _round_robin(atoms: list[int], bottom: Bottom) -> list[int]:
+    """Bottom atoms interleaved by predicate (fluents first), so that a per-node cap on tested
+    candidates never starves a predicate with few atoms behind one with hundreds."""
+    by_pred: dict[str, list[int]] = {}
+    for i in sorted(atoms, key=lambda i: not bottom.dynamic[i]):
+        by_pred.setdefault(bottom.atoms[i][0], []).append(i)
+    queues = list(by_pred.values())
+    out: list[int] = []
+    for k in range(max((len(q) for q in queues), default=0)):
+        out += [q[k] for q in queues if k < len(q)]
+    return out
