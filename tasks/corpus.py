@@ -119,3 +119,33 @@ def summary(rows: Iterable[dict]) -> dict:
         "targets_excluded": excluded,
         "excluded_by_rule": dict(sorted(by_rule.items())),
     }
+
+
+def read_manifest(corpus: str | Path) -> list[dict]:
+    """The game rows of ``corpus``'s ``manifest.json`` (a clear error naming the file if absent)."""
+    path = Path(corpus) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no manifest; generate the corpus with `orch games generate ... --all`"
+        )
+    try:
+        return list(json.loads(path.read_text())["games"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a corpus manifest ({type(e).__name__}: {e})") from e
+
+
+def kept_targets(rows: Iterable[dict]) -> tuple[set[tuple[str, str]], list[str]]:
+    """(game, target) pairs that pass the quality rules, and one line per target or game left out
+    with its reason: what the headline figures of the benchmark are computed on."""
+    kept: set[tuple[str, str]] = set()
+    left_out: list[str] = []
+    for r in rows:
+        if r["status"] != "ok":
+            left_out.append(f"{r['game']}: not generated ({r['status']}: {r['error']})")
+            continue
+        for target, info in sorted(r["targets"].items()):
+            if info["kept"]:
+                kept.add((r["game"], target))
+            else:
+                left_out.append(f"{r['game']}/{target}: excluded ({'; '.join(info['excluded'])})")
+    return kept, left_out

@@ -8,3 +8,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 RESULTS_DIR = ROOT / "docs" / "results" / "iggp"
 """One CSV per learner and budget (``orch bench export``)."""
+
+GGP_RESULTS_DIR = ROOT / "docs" / "results" / "ggp"
+"""The same files for the GGP benchmark (``orch bench ggp``), with the corpus manifest beside them."""

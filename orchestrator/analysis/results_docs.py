@@ -38,12 +38,12 @@ def section_for(results_dir: Path = RESULTS_DIR, anchor: Path | None = None) -> 
     return render(results_dir, data, ANCHOR_LABEL if default else str(path))
 
 
-def _pct(x: float | None) -> str:
+def pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def _share(k: int, n: int) -> str:
-    return f"{k}/{n} ({_pct(k / n) if n else '-'})"
+    return f"{k}/{n} ({pct(k / n) if n else '-'})"
 
 
 def _files(results_dir: Path) -> list[Path]:
@@ -77,9 +77,9 @@ def _ci(s: dict) -> str:
 def _summary_cells(s: dict) -> list[str]:
     return [
         str(s["tasks"]),
-        _pct(s["balanced_accuracy"]),
+        pct(s["balanced_accuracy"]),
         _share(s["perfect"], s["tasks"]),
-        _pct(s["ba_fallback_failed"]),
+        pct(s["ba_fallback_failed"]),
         _share(s["perfect_fallback_failed"], s["tasks"]),
         f"{s['errored_predicates']}/{s['predicates']}",
         f"{s['fallback_predicates']}/{s['predicates']}",
@@ -117,15 +117,15 @@ def _spread(learner: str, budget: str, rows: list[dict]) -> list[str]:
         "subsamples of it, so the spread is the noise of the data as well as of the clock.",
     ]
     if widest:
-        out += ["", *_table(
+        out += ["", *md_table(
             ["task", "mean BA", "std", "runs perfect"],
-            [[name(r), _pct(float(r["ba_mean"])), f"{float(r['ba_std']):.4f}", f"{r['perfect_runs']}/{r['runs']}"]
+            [[name(r), pct(float(r["ba_mean"])), f"{float(r['ba_std']):.4f}", f"{r['perfect_runs']}/{r['runs']}"]
              for r in widest[:SPREAD_SHOWN]],
         )]  # fmt: skip
     return out
 
 
-def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+def md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     return [
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -191,12 +191,12 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
                 c = compare_to_anchor(learner, sc, anchor).summary()
                 compared.append(
                     [learner, f"{budget}s", label, str(c["tasks"]), str(c["wins"]), str(c["losses"]), str(c["ties"]),
-                     _pct(c["learner_ba"]), _pct(c["anchor_ba"]), str(c["learner_perfect"]), str(c["anchor_perfect"])]
+                     pct(c["learner_ba"]), pct(c["anchor_ba"]), str(c["learner_perfect"]), str(c["anchor_perfect"])]
                 )  # fmt: skip
     out += (
-        _table(head, body)
+        md_table(head, body)
         + ["", "### By target", ""]
-        + _table(["learner", "budget", "target", *SUMMARY_HEAD], by_target)
+        + md_table(["learner", "budget", "target", *SUMMARY_HEAD], by_target)
     )
     out += spread
     if anchor is not None:
@@ -208,7 +208,7 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
             "(see its README: the authors' published programs, 30 min per predicate, re-scored strictly). "
             "A win or loss is a difference in balanced accuracy; equal scores are ties.",
             "",
-            *_table(
+            *md_table(
                 [
                     "learner",
                     "budget",
@@ -228,11 +228,12 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
     return "\n".join([*out, "", END])
 
 
-def splice(document: str, section: str) -> str:
-    """``document`` with its generated section replaced by ``section`` (appended when absent)."""
-    if BEGIN in document and END in document:
-        head, rest = document.split(BEGIN, 1)
-        return head + section + rest.split(END, 1)[1]
+def splice(document: str, section: str, begin: str = BEGIN, end: str = END) -> str:
+    """``document`` with its generated section (between ``begin`` and ``end``) replaced by
+    ``section`` (appended when absent)."""
+    if begin in document and end in document:
+        head, rest = document.split(begin, 1)
+        return head + section + rest.split(end, 1)[1]
     return document.rstrip("\n") + "\n\n" + section + "\n"
 
 

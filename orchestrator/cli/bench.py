@@ -2,6 +2,7 @@
 
     orch bench iggp --dataset DIR --learners true,inertia,mean,knn1,knn5 --budget 60s
     orch bench iggp --dataset DIR --learners ilasp --budget 60s --num-cpus 1
+    orch bench ggp --corpus OUT --learners true,inertia,mean,knn1,knn5 --budget 10s
     orch bench docs                      # regenerate docs/benchmarks.md's tables from the files
     orch bench stale docs/results/iggp/ilasp_60s.csv   # or mark figures stale after a change
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from orchestrator.analysis.locations import RESULTS_DIR, ROOT
+from orchestrator.analysis.locations import GGP_RESULTS_DIR, RESULTS_DIR, ROOT
 from orchestrator.cli.errors import EXIT_FAILED, OrchError
 from orchestrator.durations import budget_option
 
@@ -84,20 +85,78 @@ def iggp_command(
     The run is `orch run --all-games` into --store (rerunning resumes); the export writes
     OUT/LEARNER_BUDGETs.csv with the commit and the learner's source hash. Then run `orch bench docs`.
     """
-    from orchestrator.analysis.results import source_hash
-    from orchestrator.cli.run import RunRequest, launch
-    from orchestrator.scheduling.sweep import split_names
-
-    names = split_names(learners)
-    chosen = split_names(games) if games else None
+    chosen = _names(games) if games else None
     try:
         tasks, skipped = runnable_tasks(dataset, chosen)
+    except Exception as e:
+        raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
+    _run_and_export(dataset, learners, tasks, skipped, chosen, budget, repeats, store, out, num_cpus)
+
+
+@bench_app.command("ggp")
+def ggp_command(
+    corpus: Path = typer.Option(
+        ..., "--corpus", "-c", help="A corpus from `orch games generate DIR... --out OUT --all`."
+    ),
+    learners: str = typer.Option(..., "--learners", "-l", help="Comma-separated learner names."),
+    budget: float | None = budget_option("10s", "Hard wall-clock limit per predicate (e.g. 10s)."),
+    repeats: int = typer.Option(
+        1, "--repeats", min=1, help="Runs per job (repeat r > 0: 80% train subsample)."
+    ),
+    games: str | None = typer.Option(None, "--games", "-g", help="Only these games (default: all kept)."),
+    store: str = typer.Option("./orch-bench-ggp", "--store", help="Store to run into (resumes)."),
+    out: Path = typer.Option(GGP_RESULTS_DIR, "--out", help="Where the results files go."),
+    num_cpus: int | None = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray."),
+) -> None:
+    """Run learners on every kept target of a GGP corpus, then export per-task results files.
+
+    Only targets that pass the quality rules (docs/ggp-benchmark.md) run; each one left out is
+    listed with its reason. The corpus manifest is copied beside the results files, so the
+    datasheet's tables (`orch bench docs`) need nothing else.
+    """
+    import shutil
+
+    from tasks.corpus import MANIFEST, kept_targets, read_manifest
+
+    chosen = _names(games) if games else None
+    try:
+        rows = read_manifest(corpus)
+        kept, left_out = kept_targets(r for r in rows if chosen is None or r["game"] in chosen)
+        runnable, skipped = runnable_tasks(corpus, sorted({g for g, _ in kept}))
+    except Exception as e:
+        raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
+    games_run = sorted({g for g, _ in kept})
+    if not games_run:
+        raise OrchError(f"{corpus}: no target passes the quality rules")
+    _run_and_export(corpus, learners, kept & runnable, left_out + skipped, games_run, budget, repeats, store,
+                    out, num_cpus)  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(corpus / MANIFEST, out / MANIFEST)
+
+
+def _names(text: str) -> list[str]:
+    from orchestrator.scheduling.sweep import split_names
+
+    return split_names(text)
+
+
+def _run_and_export(
+    dataset: Path, learners: str, tasks: set[tuple[str, str]], skipped: list[str], games: list[str] | None,
+    budget: float | None, repeats: int, store: str, out: Path, num_cpus: int | None,
+) -> None:  # fmt: skip
+    """The bench's sweep over ``tasks`` (``orch run`` into ``store``), then the export to ``out``;
+    refused if a learner's sources change during the run (the figures would belong to no commit)."""
+    from orchestrator.analysis.results import source_hash
+    from orchestrator.cli.run import RunRequest, launch
+
+    names = _names(learners)
+    try:
         before = {n: source_hash(n) for n in names}
     except Exception as e:
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
     for line in skipped:
         typer.echo(line, err=True)
-    launch(RunRequest(learners, games=",".join(chosen) if chosen else None, all_games=not chosen,
+    launch(RunRequest(learners, games=",".join(games) if games else None, all_games=not games,
                       dataset=str(dataset), repeats=repeats, budget=budget, store=store, num_cpus=num_cpus,
                       only_tasks=tasks))  # fmt: skip
     changed = [n for n in names if source_hash(n) != before[n]]
@@ -132,24 +191,35 @@ def docs_command(
         "--anchor",
         help=f"Published per-task scores to compare with (default: {ANCHOR_LABEL} if present).",
     ),
-    check: bool = typer.Option(False, "--check", help="Exit 1 if the file is not up to date; write nothing."),
+    ggp_results: Path = typer.Option(
+        GGP_RESULTS_DIR, "--ggp-results", help="Directory of the GGP benchmark's results files and manifest."
+    ),
+    ggp_doc: Path = typer.Option(
+        ROOT / "docs" / "ggp-benchmark.md", "--ggp-doc", help="The GGP benchmark's datasheet to update."
+    ),
+    check: bool = typer.Option(False, "--check", help="Exit 1 if a file is not up to date; write nothing."),
 ) -> None:
-    """Regenerate the results tables of docs/benchmarks.md from the results files."""
+    """Regenerate the results tables of docs/benchmarks.md and of the GGP datasheet from the results files."""
+    from orchestrator.analysis import ggp_docs
     from orchestrator.analysis.results_docs import section_for, splice
 
     try:
-        section = section_for(results, anchor)
-    except ValueError as e:
+        updates = [
+            (doc, results, splice(doc.read_text(), section_for(results, anchor))),
+            (ggp_doc, ggp_results, splice(ggp_doc.read_text(), ggp_docs.render(ggp_results, results),
+                                          ggp_docs.BEGIN, ggp_docs.END)),
+        ]  # fmt: skip
+    except (ValueError, OSError) as e:
         raise OrchError(str(e)) from e
-    text = doc.read_text()
-    new = splice(text, section)
+    stale = [f"{path} is not up to date with {source}" for path, source, new in updates if new != path.read_text()]
     if check:
-        if new != text:
-            raise OrchError(f"{doc} is not up to date with {results}: run `orch bench docs`", EXIT_FAILED)
-        typer.echo(f"{doc} is up to date")
+        if stale:
+            raise OrchError("; ".join(stale) + ": run `orch bench docs`", EXIT_FAILED)
+        typer.echo(" and ".join(str(path) for path, _, _ in updates) + " are up to date")
         return
-    doc.write_text(new)
-    typer.echo(f"wrote the results tables of {doc}")
+    for path, _, new in updates:
+        path.write_text(new)
+        typer.echo(f"wrote the results tables of {path}")
 
 
 @bench_app.command("stale")

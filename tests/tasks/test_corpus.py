@@ -124,3 +124,26 @@ def test_a_slot_shared_by_roles_and_other_constants_gets_a_wider_type(rulesheets
     assert sig.subtypes == {"num_2": ["agent"]}
     assert "true_num(1, available)" in sig.ground("true") and "true_num(1, white)" in sig.ground("true")
     assert sig.constants("agent") == ["black", "white"]
+
+
+def test_bench_ggp_runs_the_kept_targets_only_and_keeps_the_manifest(rulesheets, tmp_path):
+    """`orch bench ggp` runs learners on every target the quality rules keep, says why each other
+    is left out, and writes results files plus the manifest the datasheet tables read."""
+    corpus = _corpus(rulesheets, tmp_path, "corpus", "--local")
+    games = json.loads((corpus / MANIFEST).read_text())["games"]
+    kept = {(g["game"], t) for g in games for t, info in g["targets"].items() if info["kept"]}
+    assert kept, "the fixture corpus must keep some target"
+    out = tmp_path / "results"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "ggp", "--corpus", str(corpus), "--learners", "true", "--budget", "5s", "--store",
+         str(tmp_path / "store"), "--out", str(out), "--num-cpus", "1"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "excluded (" in result.output  # buttons' targets break the rules (SMALL's docstring)
+    (csv,) = out.glob("true_*.csv")
+    lines = csv.read_text().splitlines()
+    header = lines[0].split(",")
+    ran = {(row[header.index("game")], row[header.index("target")]) for row in (x.split(",") for x in lines[1:])}
+    assert ran == kept
+    assert (out / MANIFEST).read_bytes() == (corpus / MANIFEST).read_bytes()

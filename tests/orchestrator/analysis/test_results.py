@@ -4,6 +4,7 @@ tasks, noise) is computed right on hand-made stores."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from store_rows import row
 
 from orchestrator.analysis.anchor import GraphLogAnchor, compare_to_anchor, read_anchor, read_iggp_anchor
+from orchestrator.analysis.locations import GGP_RESULTS_DIR
 from orchestrator.analysis.results import (
     COLUMNS,
     RESULTS_DIR,
@@ -29,25 +31,25 @@ from orchestrator.analysis.results import (
 from orchestrator.analysis.results_docs import DEFAULT_ANCHOR, DOC, current_section, render, section_for
 from orchestrator.storage.store import ResultStore
 
-COMMITTED = sorted(RESULTS_DIR.glob("*.csv"))
+COMMITTED = sorted(RESULTS_DIR.glob("*.csv")) + sorted(GGP_RESULTS_DIR.glob("*.csv"))
 
 
 def test_results_files_are_committed():
-    assert COMMITTED, f"no results files under {RESULTS_DIR}"
+    assert list(RESULTS_DIR.glob("*.csv")), f"no results files under {RESULTS_DIR}"
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_committed_figures_come_from_the_learners_current_sources(path: Path):
     """Whoever changes a learner regenerates its results file, or marks it stale (orch bench stale)."""
     stale = stale_rows(path)
     assert not stale, (
         f"{path.name}: {len(stale)} row(s) were measured with other sources of {stale[0][1]} "
         f"(recorded {stale[0][2]}, now {stale[0][3]}; files {source_files(stale[0][1])}). Regenerate with "
-        f"`orch bench iggp` or mark them: `orch bench stale {path.relative_to(RESULTS_DIR.parents[2])}`"
+        f"`orch bench iggp` (`orch bench ggp`) or mark them: `orch bench stale {path.relative_to(RESULTS_DIR.parents[2])}`"
     )
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_committed_rows_are_self_consistent(path: Path):
     for r in read_rows(path):
         where = f"{path.name} {r['game']}/{r['target']}"
@@ -272,7 +274,10 @@ def test_bench_docs_and_stale_commands(tmp_path):
     doc.write_text("# figures\n\nhand-written text stays\n")
     anchor = tmp_path / "pub.csv"
     anchor.write_text("game,target,balanced_accuracy\ng,next,0.5\n")
-    common = ["--results", str(out), "--doc", str(doc), "--anchor", str(anchor)]
+    ggp_doc = tmp_path / "ggp.md"
+    ggp_doc.write_text("# datasheet\n")
+    common = ["--results", str(out), "--doc", str(doc), "--anchor", str(anchor), "--ggp-results",
+              str(tmp_path / "no-ggp"), "--ggp-doc", str(ggp_doc)]  # fmt: skip
     runner = CliRunner()
     assert runner.invoke(app, ["bench", "docs", *common, "--check"]).exit_code == 1
     assert runner.invoke(app, ["bench", "docs", *common]).exit_code == 0
@@ -286,3 +291,35 @@ def test_bench_docs_and_stale_commands(tmp_path):
     result = runner.invoke(app, ["bench", "stale", str(path)])
     assert result.exit_code == 0 and "1 row(s) marked stale" in result.output
     assert not stale_rows(path)
+
+
+def test_the_ggp_datasheet_tables_match_the_results_files():
+    from orchestrator.analysis import ggp_docs
+
+    text = ggp_docs.DOC.read_text()
+    assert ggp_docs.current_section(text) == ggp_docs.render(), (
+        "docs/ggp-benchmark.md is stale: run `orch bench docs`"
+    )
+
+
+def test_ggp_datasheet_tables_from_a_manifest_and_results(tmp_path):
+    """Statistics per game from the manifest; difficulty per learner beside IGGP, never pooled."""
+    from orchestrator.analysis import ggp_docs
+
+    ggp, iggp = tmp_path / "ggp", tmp_path / "iggp"
+    game = {"game": "g", "status": "ok", "error": None, "engine": "compiled", "roles": ["a"], "fluents": 3,
+            "distinct_states": 40, "distinct_transitions": 90, "terminal_episodes": 10,
+            "targets": {"next": {"kept": True, "excluded": []},
+                        "goal": {"kept": False, "excluded": ["no-negative: every split"]}}}  # fmt: skip
+    failed = {"game": "h", "status": "error", "error": "h.kif:3: bad", "targets": {}}
+    ggp.mkdir()
+    (ggp / "manifest.json").write_text(json.dumps({"games": [game, failed]}))
+    store = ResultStore(tmp_path / "s")
+    store.write([_row("g", "next_a", learner="mean")])
+    export(store, ggp, commit="abc")
+    store2 = ResultStore(tmp_path / "s2")
+    store2.write([_row("a", "next_a", learner="mean")])
+    export(store2, iggp, commit="abc")
+    text = ggp_docs.render(ggp, iggp)
+    assert "2 rulesheets; 1 generated, 1 failed; 1 targets kept, 1 excluded (no-negative: 1)" in text
+    assert "| mean | 60s | GGP | 1 |" in text and "| mean | 60s | IGGP | 1 |" in text
