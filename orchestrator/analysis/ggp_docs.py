@@ -36,7 +36,8 @@ def _files(results_dir: Path) -> dict[tuple[str, str], list[dict]]:
 
 def statistics_section(games: list[dict]) -> list[str]:
     """One row per game of the manifest, and the quality rules' verdicts counted."""
-    body, by_rule = [], defaultdict(int)
+    body: list[list[str]] = []
+    by_rule: dict[str, int] = defaultdict(int)
     kept_targets = excluded_targets = 0
     for g in games:
         if g["status"] != "ok":

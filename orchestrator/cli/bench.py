@@ -211,7 +211,9 @@ def docs_command(
         ]  # fmt: skip
     except (ValueError, OSError) as e:
         raise OrchError(str(e)) from e
-    stale = [f"{path} is not up to date with {source}" for path, source, new in updates if new != path.read_text()]
+    stale = [
+        f"{path} is not up to date with {source}" for path, source, new in updates if new != path.read_text()
+    ]
     if check:
         if stale:
             raise OrchError("; ".join(stale) + ": run `orch bench docs`", EXIT_FAILED)

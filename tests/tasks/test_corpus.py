@@ -144,6 +144,8 @@ def test_bench_ggp_runs_the_kept_targets_only_and_keeps_the_manifest(rulesheets,
     (csv,) = out.glob("true_*.csv")
     lines = csv.read_text().splitlines()
     header = lines[0].split(",")
-    ran = {(row[header.index("game")], row[header.index("target")]) for row in (x.split(",") for x in lines[1:])}
+    ran = {
+        (row[header.index("game")], row[header.index("target")]) for row in (x.split(",") for x in lines[1:])
+    }
     assert ran == kept
     assert (out / MANIFEST).read_bytes() == (corpus / MANIFEST).read_bytes()
