@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -165,6 +166,12 @@ def generate(
     local: bool = typer.Option(False, "--local", help="With --all: one game after another in this process."),
     address: str | None = typer.Option(None, "--address", help="With --all: a Ray cluster (default: local)."),
     num_cpus: int | None = typer.Option(None, "--num-cpus", help="With --all: CPUs of the local Ray."),
+    memory_per_job: str | None = typer.Option(
+        None,
+        "--memory-per-job",
+        help="With --all: resident-memory cap per game (e.g. 8GiB); past it the game fails alone as oom. "
+        "Default on the local Ray: 90% of this machine's memory shared by the games running at once.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Generate IGGP tasks from GDL by random playouts (Algorithm 1) into OUT.
@@ -176,7 +183,8 @@ def generate(
     try:
         jobs = _jobs(game or [], types, all_bundled)
         if all_bundled and not local:
-            summaries = _generate_on_ray(jobs, out, episodes, steps, seed, address, num_cpus, time_limit)
+            cap = _memory_cap(memory_per_job, address, num_cpus)
+            summaries = _generate_on_ray(jobs, out, episodes, steps, seed, address, num_cpus, time_limit, cap)
         else:
             summaries = _generate_here(jobs, out, episodes, steps, seed, as_json)
         if all_bundled:
@@ -236,13 +244,31 @@ def _generate_here(jobs, out: Path, episodes: int, steps: int, seed: int, quiet:
     return summaries
 
 
+def _memory_cap(text: str | None, address: str | None, num_cpus: int | None) -> int | None:
+    """The per-game memory cap: as given, else (local Ray only) 90% of this machine's memory over
+    the games that run at once. Why a default: one game's playouts can take the whole node (a
+    rulesheet with a large grounding), and Ray's own node-level OOM killer then kills and retries
+    whichever games run beside it, without end; capped, the big game fails alone as ``oom``."""
+    from orchestrator.scheduling.sweep import parse_bytes
+
+    if text:
+        return parse_bytes(text)
+    if address is not None:
+        return None
+    import psutil
+
+    parallel = num_cpus or os.cpu_count() or 1
+    return int(0.9 * psutil.virtual_memory().total / parallel)
+
+
 def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, address, num_cpus,
-                     time_limit: float | None = None) -> list[dict]:  # fmt: skip
+                     time_limit: float | None = None, memory_cap: int | None = None) -> list[dict]:  # fmt: skip
     from orchestrator.scheduling.generation import generate_games
 
-    errors.print(f"generating {len(jobs)} games on Ray ({address or 'local'})")
+    cap = f", {memory_cap / 2**30:.1f} GiB per game" if memory_cap else ""
+    errors.print(f"generating {len(jobs)} games on Ray ({address or 'local'}{cap})")
     return generate_games(jobs, str(out), episodes=episodes, steps=steps, seed=seed, address=address,
-                          num_cpus=num_cpus, timeout_s=time_limit)  # fmt: skip
+                          num_cpus=num_cpus, timeout_s=time_limit, memory_per_job=memory_cap)  # fmt: skip
 
 
 def _jobs(paths: list[str], types: Path | None, corpus: bool) -> list[tuple[Path, Path | None]]:

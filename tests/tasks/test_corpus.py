@@ -149,3 +149,20 @@ def test_bench_ggp_runs_the_kept_targets_only_and_keeps_the_manifest(rulesheets,
     }
     assert ran == kept
     assert (out / MANIFEST).read_bytes() == (corpus / MANIFEST).read_bytes()
+
+
+def test_a_game_over_its_memory_cap_fails_alone_as_oom(rulesheets, tmp_path):
+    """A game whose playouts outgrow --memory-per-job is stopped by its own watchdog and recorded as
+    ``oom`` with its reason, instead of taking the node (where Ray's own OOM killer would kill and
+    retry the games beside it without end)."""
+    folder = tmp_path / "sheets"
+    folder.mkdir()
+    (folder / "nim1.kif").symlink_to(rulesheets / "nim1.kif")
+    result = CliRunner().invoke(
+        app,
+        ["games", "generate", str(folder), "--out", str(tmp_path / "out"), "--all", "--episodes", "40",
+         "--steps", "20", "--num-cpus", "1", "--memory-per-job", "20MiB"],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    (game,) = json.loads((tmp_path / "out" / MANIFEST).read_text())["games"]
+    assert game["status"] == "oom" and game["error"], game
