@@ -131,6 +131,7 @@ class LearnParts:
     learner: str
     tasks: list[Task]
     seconds: float | None
+    seed: int = 0
     _learners: dict[int, Any] = dataclasses.field(default_factory=dict, repr=False)
 
     def prepare(self, i: int) -> None:
@@ -142,8 +143,9 @@ class LearnParts:
     def __call__(self, i: int, send: Callable[[Any], None]) -> tuple[str, Any]:
         import pickle
 
-        from learners.base import Budget, budget_cut, make_learner
-        from orchestrator.scheduling.worker import ModelReport
+        from learners.base import Budget, budget_cut, fit_with_seed, make_learner
+        from learners.seeding import seed_everything
+        from orchestrator.scheduling.worker import ModelReport, job_rng_seed
 
         def ship(model: Model) -> None:
             blob = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
@@ -152,7 +154,9 @@ class LearnParts:
         view = self.tasks[i].learning_view()
         try:
             learner = self._learners.pop(i) if i in self._learners else make_learner(self.learner)
-            model = learner.fit(view, Budget(self.seconds), report=ship)
+            seed = job_rng_seed(self.seed, 0)  # as the sweep's job with this seed, repeat 0
+            seed_everything(seed)
+            model = fit_with_seed(learner, view, Budget(self.seconds), ship, seed)
         except KeyError as e:  # bad input, e.g. the published ttcc4_legal has no train file
             return "input", str(e.args[0])
         return "ok", (pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL), budget_cut(model))
@@ -198,7 +202,7 @@ def _learned(out: Outcome, shipped: list[bytes], where: str) -> tuple[bytes, str
 
 
 def _learn_in_children(
-    learner: str, parts: list[Task], seconds: float | None, start_method: str
+    learner: str, parts: list[Task], seconds: float | None, start_method: str, seed: int = 0
 ) -> list[tuple[bytes, str, int, float]]:
     """Fit ``learner`` on each part in supervised children (orch run's worker), each part killed at
     its deadline: (pickled model, status, reports, seconds) per part."""
@@ -212,7 +216,7 @@ def _learn_in_children(
             shipped.setdefault(message.item, []).append(message.blob)
 
     deadline = math.inf if seconds is None else seconds
-    outs = run_supervised(len(parts), LearnParts(learner, parts, seconds), lambda i: deadline, None, keep,
+    outs = run_supervised(len(parts), LearnParts(learner, parts, seconds, seed), lambda i: deadline, None, keep,
                           start_method=start_method)  # fmt: skip
     return [
         _learned(out, shipped.get(i, []), f"{learner} on {part.name}")
@@ -244,6 +248,7 @@ def learn(
         "Hard wall-clock limit on learning (60s, 30m, 1h, or none): the learner is stopped at it.",
         "-b",
     ),
+    seed: int = typer.Option(0, "--seed", help="The seed, as `orch run --seed` gives a job (repeat 0)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document instead of tables."),
 ) -> None:
     """Fit one learner on one task's train split and score validate and test.
@@ -274,7 +279,7 @@ def learn(
     # As a sweep does: one fit per flattened predicate, each within the budget, counts pooled per task
     # (ILP learners only take one predicate at a time; the others give the sweep's numbers this way).
     parts = [task] if len(task.predicates) == 1 else [task.for_predicate(p) for p in task.predicates]
-    fits = _fit_parts(learner, parts, seconds)
+    fits = _fit_parts(learner, parts, seconds, seed)
     results: dict[str, dict[str, Counts]] = {}
     for fit in fits:
         for split, counts in fit["results"].items():
@@ -360,7 +365,7 @@ class _Learned:
             console.print(unescape_text(program), markup=False, highlight=False, soft_wrap=True)
 
 
-def _fit_parts(learner: str, parts: list[Task], seconds: float | None) -> list[dict]:
+def _fit_parts(learner: str, parts: list[Task], seconds: float | None, seed: int = 0) -> list[dict]:
     """Fit ``learner`` on each (sub-)task under the hard budget and score validate and test.
 
     A GPU learner (:func:`orchestrator.scheduling.worker.start_method_for`) learns and is scored in
@@ -371,8 +376,8 @@ def _fit_parts(learner: str, parts: list[Task], seconds: float | None) -> list[d
     from orchestrator.scheduling.worker import start_method_for
 
     if start_method_for(learner) == "fork":
-        return [_fit(learner, part, seconds) for part in parts]
-    learned = _learn_in_children(learner, parts, seconds, "spawn")
+        return [_fit(learner, part, seconds, seed) for part in parts]
+    learned = _learn_in_children(learner, parts, seconds, "spawn", seed)
     scored = _score_in_children(learner, parts, [blob for blob, *_ in learned])
     return [
         _fit_row(part, status, reports, learn_s, *score)
@@ -380,13 +385,13 @@ def _fit_parts(learner: str, parts: list[Task], seconds: float | None) -> list[d
     ]
 
 
-def _fit(learner: str, task: Task, seconds: float | None) -> dict:
+def _fit(learner: str, task: Task, seconds: float | None, seed: int = 0) -> dict:
     """Fit ``learner`` on one (sub-)task in a forked child under the hard budget; score validate and test here."""
     import pickle
 
     from learners.metrics import evaluate
 
-    [(blob, status, reports, learn_s)] = _learn_in_children(learner, [task], seconds, "fork")
+    [(blob, status, reports, learn_s)] = _learn_in_children(learner, [task], seconds, "fork", seed)
     model = pickle.loads(blob)
     started = time.monotonic()
     results = evaluate(model, task, ("validate", "test"))
