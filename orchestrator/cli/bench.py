@@ -14,6 +14,7 @@ are whatever the documented command gives at HEAD.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -65,20 +66,31 @@ def _export_and_print(
         )
 
 
+_LEARNERS = typer.Option(..., "--learners", "-l", help="Comma-separated learner names.")
+_REPEATS = typer.Option(1, "--repeats", min=1, help="Runs per job (repeat r > 0: 80% train subsample).")
+_NUM_CPUS = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray.")
+
+
+def _store_option(default: str) -> Any:
+    return typer.Option(default, "--store", help="Store to run into (resumes).")
+
+
+def _out_option(default: Path) -> Any:
+    return typer.Option(default, "--out", help="Where the results files go.")
+
+
 @bench_app.command("iggp")
 def iggp_command(
     dataset: Path = typer.Option(
         ..., "--dataset", "-d", help="The published IGGP layout (../shared/iggp/unpack DIR)."
     ),
-    learners: str = typer.Option(..., "--learners", "-l", help="Comma-separated learner names."),
+    learners: str = _LEARNERS,
     budget: float | None = budget_option("60s", "Hard wall-clock limit per predicate (e.g. 60s)."),
-    repeats: int = typer.Option(
-        1, "--repeats", min=1, help="Runs per job (repeat r > 0: 80% train subsample)."
-    ),
+    repeats: int = _REPEATS,
     games: str | None = typer.Option(None, "--games", "-g", help="Only these games (default: all)."),
-    store: str = typer.Option("./orch-bench-iggp", "--store", help="Store to run into (resumes)."),
-    out: Path = typer.Option(RESULTS_DIR, "--out", help="Where the results files go."),
-    num_cpus: int | None = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray."),
+    store: str = _store_option("./orch-bench-iggp"),
+    out: Path = _out_option(RESULTS_DIR),
+    num_cpus: int | None = _NUM_CPUS,
 ) -> None:
     """Run learners on every IGGP task with train and test data, then export per-task results files.
 
@@ -98,15 +110,13 @@ def ggp_command(
     corpus: Path = typer.Option(
         ..., "--corpus", "-c", help="A corpus from `orch games generate DIR... --out OUT --all`."
     ),
-    learners: str = typer.Option(..., "--learners", "-l", help="Comma-separated learner names."),
+    learners: str = _LEARNERS,
     budget: float | None = budget_option("10s", "Hard wall-clock limit per predicate (e.g. 10s)."),
-    repeats: int = typer.Option(
-        1, "--repeats", min=1, help="Runs per job (repeat r > 0: 80% train subsample)."
-    ),
+    repeats: int = _REPEATS,
     games: str | None = typer.Option(None, "--games", "-g", help="Only these games (default: all kept)."),
-    store: str = typer.Option("./orch-bench-ggp", "--store", help="Store to run into (resumes)."),
-    out: Path = typer.Option(GGP_RESULTS_DIR, "--out", help="Where the results files go."),
-    num_cpus: int | None = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray."),
+    store: str = _store_option("./orch-bench-ggp"),
+    out: Path = _out_option(GGP_RESULTS_DIR),
+    num_cpus: int | None = _NUM_CPUS,
 ) -> None:
     """Run learners on every kept target of a GGP corpus, then export per-task results files.
 
