@@ -2,11 +2,12 @@
 beside CPU burners, and the stored programs compared job by job.
 
 With a deterministic work bound (``ilasp_w<N>``, docs/ilp.md "Reproducible runs") every job must
-store the same program and status in both runs; with a wall-clock budget only (``ilasp``) the
-loaded run stops its searches elsewhere, and the table shows how many jobs moved.
+store the same program and status in both runs, as long as the wall-clock budget, which stays a
+hard stop, is generous enough for the bound on the loaded machine; with a wall-clock budget only
+(``ilasp``) the loaded run stops its searches elsewhere, and the table lists the jobs that moved.
 
-    python bench/bench_repeatable.py --games tictactoe,coins,buttons --learners ilasp_w50000,ilasp \
-        --budget 30s --burners 2
+    python bench/bench_repeatable.py --games tictactoe,coins,minimal_decay --learners ilasp_w50000 \
+        --budget 120s --burners 2
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ def _sweep(store: Path, args: argparse.Namespace, dataset: Path, burners: int) -
     return time.monotonic() - started
 
 
-def _programs(store: Path) -> dict[str, tuple[str, str, str | None]]:
-    """job id -> (learner, status, program) of the latest row per job."""
-    rows = ResultStore(str(store)).latest(["job_id", "learner", "status", "program"]).to_pylist()
-    return {r["job_id"]: (r["learner"], r["status"], r["program"]) for r in rows}
+def _programs(store: Path) -> dict[str, tuple[str, str, str | None, str]]:
+    """job id -> (learner, status, program, game/predicate) of the latest row per job."""
+    rows = ResultStore(str(store)).latest(["job_id", "learner", "status", "program", "game", "predicate"])
+    return {r["job_id"]: (r["learner"], r["status"], r["program"], f"{r['game']}/{r['predicate']}")
+            for r in rows.to_pylist()}  # fmt: skip
 
 
 def main() -> None:
@@ -55,25 +57,29 @@ def main() -> None:
     parser.add_argument(
         "--dataset", type=Path, default=None, help="IGGP dataset (default: ../shared unpacked)"
     )
-    parser.add_argument("--games", default="tictactoe,coins,buttons")
+    parser.add_argument("--games", default="tictactoe,coins,minimal_decay")
     parser.add_argument("--learners", default="ilasp_w50000,ilasp")
-    parser.add_argument("--budget", default="30s")
+    parser.add_argument("--budget", default="120s")
     parser.add_argument("--burners", type=int, default=2, help="busy processes beside the second run")
     parser.add_argument("--num-cpus", type=int, default=2)
+    parser.add_argument("--keep", type=Path, default=None, help="keep the two stores here (idle/, busy/)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     dataset = args.dataset or iggp_dir()
     with tempfile.TemporaryDirectory() as tmp:
-        idle_s = _sweep(Path(tmp) / "idle", args, dataset, 0)
-        busy_s = _sweep(Path(tmp) / "busy", args, dataset, args.burners)
-        idle, busy = _programs(Path(tmp) / "idle"), _programs(Path(tmp) / "busy")
+        where = args.keep or Path(tmp)
+        idle_s = _sweep(where / "idle", args, dataset, 0)
+        busy_s = _sweep(where / "busy", args, dataset, args.burners)
+        idle, busy = _programs(where / "idle"), _programs(where / "busy")
     rows = []
     for learner in args.learners.split(","):
         ids = sorted(j for j, v in idle.items() if v[0] == learner and j in busy)
-        same = sum(idle[j][1:] == busy[j][1:] for j in ids)
+        differ = [j for j in ids if idle[j][1:3] != busy[j][1:3]]
         cut = sum(idle[j][1] == "timeout" for j in ids)
-        rows.append({"learner": learner, "jobs": len(ids), "identical": same, "differ": len(ids) - same,
-                     "timeouts (idle)": cut})  # fmt: skip
+        rows.append({"learner": learner, "jobs": len(ids), "identical": len(ids) - len(differ),
+                     "differ": len(differ), "timeouts (idle)": cut,
+                     "differing (idle -> busy status)": ", ".join(
+                         f"{idle[j][3]} ({idle[j][1]}->{busy[j][1]})" for j in differ)})  # fmt: skip
     title = f"idle run {idle_s:.0f} s, beside {args.burners} burners {busy_s:.0f} s ({args.budget}, {args.num_cpus} CPUs)"
     print_table(rows, as_json=args.json, title=title)
     if args.json:
