@@ -45,11 +45,12 @@ def _sweep(store: Path, args: argparse.Namespace, dataset: Path, burners: int) -
     return time.monotonic() - started
 
 
-def _programs(store: Path) -> dict[str, tuple[str, str, str | None, str]]:
-    """job id -> (learner, status, program, game/predicate) of the latest row per job."""
-    rows = ResultStore(str(store)).latest(["job_id", "learner", "status", "program", "game", "predicate"])
-    return {r["job_id"]: (r["learner"], r["status"], r["program"], f"{r['game']}/{r['predicate']}")
-            for r in rows.to_pylist()}  # fmt: skip
+def _programs(store: Path) -> dict[str, tuple[str, str, str | None, str, float]]:
+    """job id -> (learner, status, program, game/predicate, learn seconds) of the latest row per job."""
+    columns = ["job_id", "learner", "status", "program", "game", "predicate", "learn_s"]
+    rows = ResultStore(str(store)).latest(columns).to_pylist()
+    return {r["job_id"]: (r["learner"], r["status"], r["program"], f"{r['game']}/{r['predicate']}",
+                          r["learn_s"] or 0.0) for r in rows}  # fmt: skip
 
 
 def main() -> None:
@@ -66,6 +67,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     dataset = args.dataset or iggp_dir()
+    from orchestrator.durations import parse_duration
+
+    seconds = parse_duration(args.budget) or float("inf")
     with tempfile.TemporaryDirectory() as tmp:
         where = args.keep or Path(tmp)
         idle_s = _sweep(where / "idle", args, dataset, 0)
@@ -76,8 +80,11 @@ def main() -> None:
         ids = sorted(j for j, v in idle.items() if v[0] == learner and j in busy)
         differ = [j for j in ids if idle[j][1:3] != busy[j][1:3]]
         cut = sum(idle[j][1] == "timeout" for j in ids)
+        # killed by the worker at the wall-clock budget (the hard stop), in either run
+        walled = [j for j in ids if max(idle[j][4], busy[j][4]) >= seconds - 1]
         rows.append({"learner": learner, "jobs": len(ids), "identical": len(ids) - len(differ),
-                     "differ": len(differ), "timeouts (idle)": cut,
+                     "differ": len(differ), "timeouts (idle)": cut, "killed at the wall clock": len(walled),
+                     "differ, not killed": len([j for j in differ if j not in walled]),
                      "differing (idle -> busy status)": ", ".join(
                          f"{idle[j][3]} ({idle[j][1]}->{busy[j][1]})" for j in differ)})  # fmt: skip
     title = f"idle run {idle_s:.0f} s, beside {args.burners} burners {busy_s:.0f} s ({args.budget}, {args.num_cpus} CPUs)"
