@@ -14,6 +14,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from orchestrator.analysis import results_docs
 from orchestrator.analysis.locations import GGP_RESULTS_DIR, RESULTS_DIR, ROOT
 from orchestrator.analysis.results import read_rows, summarise
 from orchestrator.analysis.results_docs import md_table, pct
@@ -138,7 +139,5 @@ def render(ggp_dir: Path = GGP_RESULTS_DIR, iggp_dir: Path = RESULTS_DIR) -> str
 
 
 def current_section(document: str) -> str | None:
-    """The generated section of ``document`` (markers included), None if it has none."""
-    if BEGIN not in document or END not in document:
-        return None
-    return BEGIN + document.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    """The datasheet's generated section (markers included), None if it has none."""
+    return results_docs.current_section(document, BEGIN, END)

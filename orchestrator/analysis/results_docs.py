@@ -237,7 +237,8 @@ def splice(document: str, section: str, begin: str = BEGIN, end: str = END) -> s
     return document.rstrip("\n") + "\n\n" + section + "\n"
 
 
-def current_section(document: str) -> str | None:
-    if BEGIN not in document or END not in document:
+def current_section(document: str, begin: str = BEGIN, end: str = END) -> str | None:
+    """The generated section of ``document`` (markers included), None if it has none."""
+    if begin not in document or end not in document:
         return None
-    return BEGIN + document.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    return begin + document.split(begin, 1)[1].split(end, 1)[0] + end

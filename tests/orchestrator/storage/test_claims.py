@@ -8,19 +8,9 @@ import time
 from collections import Counter
 
 import pytest
-from s3_helpers import moto_s3
 
 from orchestrator.storage.claims import Claims, backoff
 from orchestrator.storage.store import ResultStore
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request, tmp_path):
-    if request.param == "local":
-        yield ResultStore(tmp_path / "store")
-    else:
-        with moto_s3() as uri:
-            yield ResultStore(uri)
 
 
 def _race(store: ResultStore, drivers: int, keys: list[tuple[str, int]], rounds: int = 60) -> Counter:

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from s3_helpers import moto_s3
 
 from orchestrator.storage.claimio import CLAIMS, DONE, DRIVERS, ClaimIO
 from orchestrator.storage.errors import StoreError, StoreFenced
@@ -26,15 +25,6 @@ from orchestrator.storage.store import ResultStore
 STORAGE = Path(__file__).resolve().parents[3] / "orchestrator" / "storage"
 MAX_CLASS_LINES, MAX_FUNCTION_LINES = 250, 100  # issue 29's bar
 KEY = ("job-a", 1)
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request, tmp_path):
-    if request.param == "local":
-        yield ResultStore(tmp_path / "store")
-    else:
-        with moto_s3() as uri:
-            yield ResultStore(uri)
 
 
 def _driver(store: ResultStore) -> ClaimIO:
