@@ -7,7 +7,9 @@
   same rulesheets, settings and orch version give it byte for byte (docs/ggp-benchmark.md);
 * ``manifest.parquet``: the same rows flattened to one column per (target, split) figure, plus
   the generation time and the git commit;
-* ``run.json``: what differs from run to run: the git commit, and seconds per game.
+* ``run.json``: what differs from run to run: the git commit, and seconds per game;
+* ``.generated/GAME.json``: one record per game as it ends (its result and what it was made from),
+  so that a rerun of the same command after a crash regenerates only the games left unfinished.
 
 Why the split: "same seed, same bytes" is the reproducibility claim a benchmark makes, and it can
 only be checked on files that hold nothing a clock or a checkout decides.
@@ -15,6 +17,7 @@ only be checked on files that hold nothing a clock or a checkout decides.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -25,10 +28,92 @@ from tasks.task import SPLITS, TARGETS
 MANIFEST = "manifest.json"
 MANIFEST_PARQUET = "manifest.parquet"
 RUN = "run.json"
+RECORDS = ".generated"
 
 
 def sha256_of(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@functools.cache
+def generator_fingerprint() -> str:
+    """sha256 over the source of the ``tasks`` package (paths and bytes): what decides the bytes a
+    game generates besides its rulesheet and the settings. A record made by other generator code is
+    never reused, whatever the version string says."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def record_key(
+    rulesheet: str | Path, types: str | Path | None, *, seed: int, episodes: int, steps: int
+) -> dict:
+    """What a game's output is made from: its inputs' bytes, the settings and the generator code."""
+    return {
+        "rulesheet_sha256": sha256_of(rulesheet),
+        "types_sha256": None if types is None else sha256_of(types),
+        "seed": seed,
+        "episodes": episodes,
+        "steps": steps,
+        "generator": generator_fingerprint(),
+    }
+
+
+def write_record(
+    out: str | Path, key: dict, result: dict, *, time_limit: float | None, memory_cap: int | None
+) -> None:
+    """Record one game's result as it ends (written whole, then renamed: never half a record)."""
+    folder = Path(out) / RECORDS
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"key": key, "time_limit": time_limit, "memory_cap": memory_cap, "result": result}
+    tmp = folder / f".{result['game']}.json.tmp"
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    tmp.replace(folder / f"{result['game']}.json")
+
+
+def _at_least(recorded: float | None, wanted: float | None) -> bool:
+    """A recorded limit covers the wanted one (None: no limit)."""
+    return recorded is None or (wanted is not None and recorded >= wanted)
+
+
+def _files_present(out: Path, game: str, result: dict) -> bool:
+    """Every ``.dat`` a generated game's record counts is still on disk (nobody deleted them)."""
+    counts = result.get("counts") or {}
+    return all(
+        (out / "data" / split / f"{game}_{target}_{split}.dat").is_file()
+        for target, splits in counts.items()
+        for split in splits
+    )
+
+
+def reusable_record(
+    out: str | Path, game: str, key: dict, *, time_limit: float | None, memory_cap: int | None
+) -> dict | None:
+    """The recorded result of ``game`` if this run would give the same one, else None.
+
+    Reused: a game generated (its files are then those this run would write) or rejected as bad
+    input from the same inputs, settings and generator; a timeout or oom only if it had at least
+    this run's time or memory. A game whose worker was lost is always run again."""
+    path = Path(out) / RECORDS / f"{game}.json"
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("key") != key:
+        return None
+    result = record.get("result") or {}
+    status = result.get("status")
+    if status == "ok":
+        return result if _files_present(Path(out), game, result) else None
+    if status == "error":
+        return result
+    if status == "timeout" and _at_least(record.get("time_limit"), time_limit):
+        return result
+    if status == "oom" and _at_least(record.get("memory_cap"), memory_cap):
+        return result
+    return None
 
 
 def manifest_row(

@@ -172,6 +172,12 @@ def generate(
         help="With --all: resident-memory cap per game (e.g. 8GiB); past it the game fails alone as oom. "
         "Default on the local Ray: 90% of this machine's memory shared by the games running at once.",
     ),
+    fresh: bool = typer.Option(
+        False,
+        "--fresh",
+        help="With --all: generate every game again. Default: a rerun into the same OUT resumes, "
+        "reusing each game already generated there from the same rulesheet, settings and generator code.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Generate IGGP tasks from GDL by random playouts (Algorithm 1) into OUT.
@@ -182,13 +188,13 @@ def generate(
     """
     try:
         jobs = _jobs(game or [], types, all_bundled)
-        if all_bundled and not local:
-            cap = _memory_cap(memory_per_job, address, num_cpus)
-            summaries = _generate_on_ray(jobs, out, episodes, steps, seed, address, num_cpus, time_limit, cap)
+        if all_bundled:
+            cap = None if local else _memory_cap(memory_per_job, address, num_cpus)
+            ray_args: RayArgs | None = None if local else (address, num_cpus, time_limit, cap)
+            summaries = _generate_corpus(jobs, out, episodes, steps, seed, ray_args, fresh, as_json)
+            _write_manifest(jobs, summaries, out, seed, episodes, steps)
         else:
             summaries = _generate_here(jobs, out, episodes, steps, seed, as_json)
-        if all_bundled:
-            _write_manifest(jobs, summaries, out, seed, episodes, steps)
     except _input_errors() as e:
         raise OrchError(str(e).strip("'\"")) from None
     if as_json:
@@ -231,16 +237,55 @@ def _bar(disable: bool) -> Progress:
     )  # fmt: skip
 
 
-def _generate_here(jobs, out: Path, episodes: int, steps: int, seed: int, quiet: bool) -> list[dict]:
+RayArgs = tuple[str | None, int | None, float | None, int | None]
+"""Where and how ``--all`` runs on Ray: address, CPUs, seconds per game, memory cap per game."""
+
+
+def _generate_corpus(jobs, out: Path, episodes: int, steps: int, seed: int, ray_args: RayArgs | None,
+                     fresh: bool, quiet: bool) -> list[dict]:  # fmt: skip
+    """Every game of a corpus, on Ray (``ray_args``: address, CPUs, time limit, memory cap) or here.
+
+    Each game records its result in OUT as it ends (`tasks.corpus.write_record`); unless ``fresh``,
+    a game whose record this run would reproduce is not generated again: the 3 a.m. crash of a
+    corpus that takes hours costs only the games that were running."""
+    from tasks.corpus import record_key, reusable_record
+
+    time_limit, cap = (ray_args[2], ray_args[3]) if ray_args else (None, None)
+    keys = [record_key(g, t, seed=seed, episodes=episodes, steps=steps) for g, t in jobs]
+    done: dict[int, dict] = {}
+    for i, ((g, _), key) in enumerate(zip(jobs, keys, strict=True)):
+        record = None if fresh else reusable_record(out, g.stem, key, time_limit=time_limit, memory_cap=cap)
+        if record is not None:
+            done[i] = record
+    if done:
+        errors.print(f"reusing {len(done)} of {len(jobs)} games already generated in {out} "
+                     "(same rulesheet, settings and generator; --fresh generates them again)")  # fmt: skip
+    todo = [i for i in range(len(jobs)) if i not in done]
+    todo_jobs, todo_keys = [jobs[i] for i in todo], [keys[i] for i in todo]
+    if not todo:
+        new: list[dict] = []
+    elif ray_args is None:
+        new = _generate_here(todo_jobs, out, episodes, steps, seed, quiet, todo_keys)
+    else:
+        new = _generate_on_ray(todo_jobs, out, episodes, steps, seed, *ray_args, keys=todo_keys)
+    done.update(zip(todo, new, strict=True))
+    return [done[i] for i in range(len(jobs))]
+
+
+def _generate_here(jobs, out: Path, episodes: int, steps: int, seed: int, quiet: bool,
+                   keys: list[dict] | None = None) -> list[dict]:  # fmt: skip
+    from tasks.corpus import write_record
     from tasks.generate import generate_game
 
     summaries = []
     with _bar(quiet) as progress:
-        for game_file, types_file in jobs:
+        for i, (game_file, types_file) in enumerate(jobs):
             bar = progress.add_task(game_file.stem, total=episodes)
             summary = generate_game(game_file, types_file, out, episodes, steps, seed,
                                     progress=functools.partial(progress.advance, bar))  # fmt: skip
             summaries.append({"status": "ok", "error": None, **summary.as_dict()})
+            if keys is not None:
+                write_record(out, keys[i], summaries[-1], time_limit=None, memory_cap=None)
     return summaries
 
 
@@ -262,13 +307,15 @@ def _memory_cap(text: str | None, address: str | None, num_cpus: int | None) -> 
 
 
 def _generate_on_ray(jobs, out: Path, episodes: int, steps: int, seed: int, address, num_cpus,
-                     time_limit: float | None = None, memory_cap: int | None = None) -> list[dict]:  # fmt: skip
+                     time_limit: float | None = None, memory_cap: int | None = None,
+                     keys: list[dict] | None = None) -> list[dict]:  # fmt: skip
     from orchestrator.scheduling.generation import generate_games
 
     cap = f", {memory_cap / 2**30:.1f} GiB per game" if memory_cap else ""
     errors.print(f"generating {len(jobs)} games on Ray ({address or 'local'}{cap})")
     return generate_games(jobs, str(out), episodes=episodes, steps=steps, seed=seed, address=address,
-                          num_cpus=num_cpus, timeout_s=time_limit, memory_per_job=memory_cap)  # fmt: skip
+                          num_cpus=num_cpus, timeout_s=time_limit, memory_per_job=memory_cap,
+                          record_keys=keys)  # fmt: skip
 
 
 def _jobs(paths: list[str], types: Path | None, corpus: bool) -> list[tuple[Path, Path | None]]:

@@ -400,12 +400,24 @@ def _not_applicable(job: Job, task: Task) -> str | None:
 
 
 def generate_one(game_file: str, types_file: str, out: str, episodes: int, steps: int, seed: int,
-                 timeout_s: float | None = None, memory_bytes: int | None = None) -> dict:  # fmt: skip
+                 timeout_s: float | None = None, memory_bytes: int | None = None,
+                 record_key: dict | None = None) -> dict:  # fmt: skip
     """Generate one game's tasks in a supervised child: a hostile or broken GDL file fails only itself.
 
     Returns ``{"game", "status" (ok|error|oom|timeout|lost), "error", **GeneratedGame.as_dict()}``.
+    With ``record_key`` (`tasks.corpus.record_key`) the result is also recorded in ``out`` as soon
+    as the game ends, so that a rerun after a crash does not generate it again.
     """
+    result = _generate_supervised(game_file, types_file, out, episodes, steps, seed, timeout_s, memory_bytes)
+    if record_key is not None:
+        from tasks.corpus import write_record
 
+        write_record(out, record_key, result, time_limit=timeout_s, memory_cap=memory_bytes)
+    return result
+
+
+def _generate_supervised(game_file: str, types_file: str, out: str, episodes: int, steps: int, seed: int,
+                         timeout_s: float | None, memory_bytes: int | None) -> dict:  # fmt: skip
     def work(i: int, send: Send) -> tuple[str, Any]:
         from tasks.generate import generate_game
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from tasks.corpus import MANIFEST, MANIFEST_PARQUET, RUN
+from tasks.corpus import MANIFEST, MANIFEST_PARQUET, RECORDS, RUN
 from tasks.iggp import DatFile
 from tasks.quality import MIN_DISTINCT_STATES, target_verdict
 
@@ -45,7 +45,7 @@ def test_same_seed_gives_byte_identical_corpus_and_a_manifest_row_per_game(rules
     a, b = _files(first), _files(second)
     timed = {MANIFEST_PARQUET, RUN}  # generation time and commit live only there
     assert set(a) == set(b)
-    assert {k for k in a if a[k] != b[k]} <= timed
+    assert {k for k in a if a[k] != b[k] and not k.startswith(RECORDS)} <= timed  # records: for resuming
     assert any(k.startswith("data/") for k in a) and "types/buttons.typ" in a and "games/nim1.txt" in a
     rows = json.loads(a[MANIFEST])["games"]
     assert [r["game"] for r in rows] == sorted(SMALL)
@@ -87,6 +87,42 @@ def test_a_broken_rulesheet_fails_alone_with_its_reason(rulesheets, tmp_path):
     rows = {r["game"]: r for r in json.loads((tmp_path / "o" / MANIFEST).read_text())["games"]}
     assert rows["nim1"]["status"] == "ok"
     assert rows["broken"]["status"] == "error" and "broken.kif" in rows["broken"]["error"]
+    # each game recorded its end on the Ray worker; a rerun resumes from the records
+    assert {p.name for p in (tmp_path / "o" / RECORDS).iterdir()} == {"nim1.json", "broken.json"}
+    again = CliRunner().invoke(
+        app, ["games", "generate", str(folder), "--out", str(tmp_path / "o"), "--all", "--episodes", "5",
+              "--steps", "5", "--num-cpus", "2", "--time-limit", "60"],
+    )  # fmt: skip
+    assert again.exit_code == 1 and "reusing 2 of 2 games" in again.output
+    assert json.loads((tmp_path / "o" / MANIFEST).read_text())["games"] == sorted(
+        rows.values(), key=lambda r: r["game"]
+    )
+
+
+def test_a_rerun_resumes_generating_only_what_is_missing(rulesheets, tmp_path):
+    first = _files(_corpus(rulesheets, tmp_path, "a", "--local"))
+    out = tmp_path / "a"
+    for dat in (out / "data").rglob("nim1_*.dat"):  # one game's output lost, as by a crash mid-write
+        dat.unlink()
+    (out / RECORDS / "buttons.json").write_text("{")  # a record cut short is not trusted either
+    folder = tmp_path / "sheets"
+    args = ["games", "generate", str(folder), "--out", str(out), "--all", "--local", "--episodes", "40",
+            "--steps", "20", "--seed", "3"]  # fmt: skip
+    (folder / "extra.kif").symlink_to(rulesheets / "nim1.kif")  # a game added since: generated too
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0 and "reusing" not in result.output, result.output
+    second = _files(out)
+    assert {k for k in first if first[k] != second.get(k)} <= {MANIFEST, MANIFEST_PARQUET, RUN} | {
+        k for k in first if k.startswith(RECORDS)
+    }
+    assert any(k.startswith("data/") and "extra_" in k for k in second)
+    resumed = CliRunner().invoke(app, args)
+    assert resumed.exit_code == 0 and "reusing 3 of 3 games" in resumed.output, resumed.output
+    assert _files(out)[MANIFEST] == second[MANIFEST]
+    fresh = CliRunner().invoke(app, [*args, "--fresh"])
+    assert fresh.exit_code == 0 and "reusing" not in fresh.output
+    other_seed = CliRunner().invoke(app, [*args[:-1], "4"])  # other settings: nothing reused
+    assert other_seed.exit_code == 0 and "reusing" not in other_seed.output
 
 
 def _dat(examples: list[tuple[list[str], list[str]]], atoms: tuple[str, ...] = ("p(a)", "p(b)")) -> DatFile:
