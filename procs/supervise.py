@@ -11,8 +11,9 @@ functions on top. Why children (started by :mod:`procs.child`):
   (``start_method="spawn"``): a fork of a worker cannot be trusted with CUDA (:mod:`procs.cuda`), and
   its work must then pickle.
 * Memory is capped on **resident** memory, by a watchdog in the parent: every
-  :data:`SAMPLE_S` it sums the proportional resident memory (PSS) of the child and all its
-  descendants, less that sum when the item started (pages shared copy-on-write with the parent,
+  :data:`SAMPLE_S` it checks the proportional resident memory (PSS) of the child and all its
+  descendants (:mod:`procs.memory`: a cheap RSS bound each time, the exact PSS when the bound
+  says it matters and once a second for the peak), less that sum when the item started (pages shared copy-on-write with the parent,
   such as a loaded task, are the worker's, not the job's), and kills the child's process group
   when that passes the cap (the outcome is ``oom``, with the peak seen). Peaks are measured the
   same way with or without a cap.
@@ -44,10 +45,11 @@ from procs.channel import Channel
 from procs.child import kill_group, start_child
 from procs.cuda import apply_gpu_memory_cap, gpu_oom_message, gpu_peak, is_gpu_oom, reset_gpu_peak
 from procs.env import GPU_MEMORY_CAP_ENV, JOB_PROCESS_ENV, MEMORY_CAP_ENV
+from procs.memory import MemorySampler
 
 __all__ = [
     "GPU_MEMORY_CAP_ENV", "JOB_PROCESS_ENV", "MEMORY_CAP_ENV", "End", "Outcome", "Send", "Start", "Work",
-    "run_one", "run_supervised", "signal_name", "tree_memory",
+    "run_one", "run_supervised", "signal_name",
 ]  # fmt: skip
 
 SAMPLE_S = 0.05
@@ -128,41 +130,6 @@ class Outcome:
 
 def _oom_like(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or "bad_alloc" in str(exc) or "Cannot allocate memory" in str(exc)
-
-
-def tree_memory(pid: int) -> int:
-    """Proportional resident bytes (PSS) of process ``pid`` and all its descendants (0 once it is gone).
-
-    PSS, not RSS: a page shared by n processes counts 1/n in each, so the sum over a tree counts it
-    once. With RSS, a grandchild sampled between fork and exec (``subprocess``) counted every page
-    it shares with the job a second time, and a job holding 120 MiB was once seen at 756 MB.
-    Where smaps_rollup cannot be read (not Linux, a process of another user) RSS stands in.
-    """
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0
-    total = 0
-    for p in procs:
-        try:
-            total += _pss(p.pid)
-        except OSError:
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                pass
-    return total
-
-
-def _pss(pid: int) -> int:
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    raise OSError(f"no Pss line for process {pid}")
 
 
 def _own_rss(pid: int) -> int:
@@ -265,13 +232,14 @@ def _supervise_child(
 ) -> None:  # fmt: skip
     """Follow the child's messages until it ends, is past its deadline or over the memory cap."""
     deadline = watch.began + _IDLE_GUARD_S
+    memory = MemorySampler(pid, memory_bytes)
     while not channel.eof:
         wake = deadline if memory_bytes is None else min(deadline, time.monotonic() + SAMPLE_S)
         messages = channel.read(wake)
         if memory_bytes is not None and watch.current is not None:
-            watch.peak = max(watch.peak, tree_memory(pid) - watch.base)
-            if watch.peak > memory_bytes:
-                watch.over = True
+            watch.over = memory.over_cap()
+            watch.peak = memory.peak
+            if watch.over:
                 return
         if messages is None:
             if time.monotonic() < deadline:
@@ -281,8 +249,9 @@ def _supervise_child(
         for m in messages:
             if isinstance(m, Start):
                 # the child's own clock: the deadline does not slip when this process lags
+                memory.restart()
                 watch.current, watch.began, watch.peak = m.item, m.at, 0
-                watch.base, watch.base_rss = tree_memory(pid), _own_rss(pid)
+                watch.base, watch.base_rss = memory.base, _own_rss(pid)
                 watch.began_at = _now() - timedelta(seconds=time.monotonic() - m.at)
                 deadline = m.at + seconds_for(m.item)
                 on_message(m)  # the caller may want to know that item i started
