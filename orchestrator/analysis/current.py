@@ -5,8 +5,11 @@ corrected as the error said) runs every job of the changed game again under new 
 then holds two results per task, one on the old data and one on the new. Readers used to refuse
 such a task ("mixed datasets"), which left the store unreadable after the fix. Here a result is
 *superseded* when the same learner (name, parameters, budget) has a result on the same task
-(game, target) from newer data; readers keep the newest per task and say which sweeps they read,
-and ``orch gc`` deletes the superseded rows on request.
+(benchmark, game, target) from newer data; readers keep the newest per task and say which sweeps
+they read, and ``orch gc`` deletes the superseded rows on request. The benchmark
+(:mod:`orchestrator.analysis.benchmarks`) is part of the task, so a GGP corpus's ``tictactoe``
+never supersedes the IGGP ``tictactoe``. The dataset's path is not: a fixed dataset rerun from
+another folder (or the same one spelled relative) still supersedes the old results.
 
 "Newer" is decided by time: the dataset fingerprint whose latest row of the task finished last.
 """
@@ -19,10 +22,13 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-TASK_KEY = ("learner", "params", "budget_s", "game", "target")
-"""What identifies one learner's result on one task across datasets (the fingerprint aside)."""
+from orchestrator.analysis.benchmarks import benchmarks_of
 
-COLUMNS = (*TASK_KEY, "dataset_fingerprint", "sweep", "finished")
+TASK_KEY = ("learner", "params", "budget_s", "game", "target")
+"""What identifies one learner's result on one task of one dataset (the fingerprint aside); the
+benchmark and the dataset (:func:`task_keys`) complete it."""
+
+COLUMNS = (*TASK_KEY, "dataset", "dataset_fingerprint", "sweep", "finished")
 """The columns :func:`newest_per_task` needs."""
 
 
@@ -38,6 +44,19 @@ class Currency:
     """Sweep name -> rows of it dropped as superseded."""
     failed: dict[tuple[str, str], int] = field(default_factory=dict)
     """(status, learner) -> jobs read that ended error, oom or lost (a report's exit 1)."""
+
+    def merge(self, other: Currency) -> None:
+        """Add ``other`` (what another benchmark's rows gave) to this one: one line for a whole report."""
+        for mine, theirs in (
+            (self.sweeps_read, other.sweeps_read),
+            (self.superseded_sweeps, other.superseded_sweeps),
+        ):
+            for sweep, n in theirs.items():
+                mine[sweep] = mine.get(sweep, 0) + n
+        for key, n in other.failed.items():
+            self.failed[key] = self.failed.get(key, 0) + n
+        self.superseded_rows += other.superseded_rows
+        self.superseded_tasks |= other.superseded_tasks
 
     def failed_line(self) -> str | None:
         """``failed: ...`` naming the statuses and learners of failed jobs read; None without any."""
@@ -65,32 +84,43 @@ class Currency:
 def newest_per_task(table: pa.Table) -> tuple[pa.Table, Currency]:
     """``table`` (one row per job, with :data:`COLUMNS`) without the rows on superseded data.
 
-    Per task key (:data:`TASK_KEY`), the fingerprint whose rows finished last wins; rows with any
+    Per task (:func:`task_keys`), the fingerprint whose rows finished last wins; rows with any
     other fingerprint are superseded. Rows without a fingerprint count as their own dataset.
     """
     info = Currency()
     if table.num_rows == 0:
         return table, info
     keys = table.select([*TASK_KEY, "dataset_fingerprint", "finished"]).to_pylist()
+    tasks = task_keys(table)
     newest: dict[tuple, tuple] = {}  # task key -> (finished, fingerprint)
-    for r in keys:
-        task = tuple(r[k] for k in TASK_KEY)
+    for r, task in zip(keys, tasks, strict=True):
         stamp = (r["finished"] is not None, r["finished"] or 0, r["dataset_fingerprint"] or "")
         if task not in newest or stamp > newest[task]:
             newest[task] = stamp
-    keep = [newest[tuple(r[k] for k in TASK_KEY)][2] == (r["dataset_fingerprint"] or "") for r in keys]
+    keep = [newest[t][2] == (r["dataset_fingerprint"] or "") for r, t in zip(keys, tasks, strict=True)]
     sweeps = table["sweep"].to_pylist()
     read: dict[str, int] = defaultdict(int)
     dropped: dict[str, int] = defaultdict(int)
-    for r, kept, sweep in zip(keys, keep, sweeps, strict=True):
+    for r, task, kept, sweep in zip(keys, tasks, keep, sweeps, strict=True):
         if kept:
             read[sweep or "(no sweep)"] += 1
         else:
             dropped[sweep or "(no sweep)"] += 1
-            info.superseded_tasks.add((r["learner"], r["game"], r["target"]))
+            info.superseded_tasks.add((*task[:2], r["learner"], r["game"], r["target"]))
     info.sweeps_read, info.superseded_sweeps = dict(read), dict(dropped)
     info.superseded_rows = sum(dropped.values())
     return table.filter(pa.array(keep, pa.bool_())), info
+
+
+def task_keys(table: pa.Table) -> list[tuple]:
+    """Each row's task: (benchmark, *:data:`TASK_KEY`); a table without a ``dataset`` column (a
+    caller that did not read it) counts as the IGGP benchmark."""
+    datasets = table["dataset"].to_pylist() if "dataset" in table.column_names else [None] * table.num_rows
+    rest = table.select(list(TASK_KEY)).to_pylist()
+    return [
+        (benchmark, *(r[k] for k in TASK_KEY))
+        for benchmark, r in zip(benchmarks_of(datasets), rest, strict=True)
+    ]
 
 
 def superseded_rows(rows: pa.Table) -> pa.Array:

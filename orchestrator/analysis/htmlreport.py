@@ -6,6 +6,10 @@ forgetting curves where the store has them, GraphLog sweeps (k-shot and forgetti
 composed rule scores, information-gain task selection, and the clustered
 task-correlation heatmap. Images are embedded as data URIs, so the page is one file that can be
 mailed or archived; the same figures are written as PNG files beside it.
+
+A store holding several benchmarks (IGGP, a generated GGP corpus, GraphLog rule-learner runs:
+:mod:`orchestrator.analysis.benchmarks`) gets one part per benchmark, headed by its name, each with
+its own tables, means and figures; a store of one benchmark gets the page it always got.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from orchestrator.analysis.anchor import Anchor, GraphLogAnchor  # noqa: E402
-from orchestrator.analysis.report import STRICT_NOTE, display_rows, percent, perfect_cell, report_tables  # noqa: E402
+from orchestrator.analysis.benchmarks import IGGP, BenchmarkView, benchmarks_of, title  # noqa: E402
+from orchestrator.analysis.report import STRICT_NOTE, benchmark_tables, display_rows, percent, perfect_cell  # noqa: E402
 from orchestrator.analysis.selection import (  # noqa: E402
     PerformanceTable,
     check_selection,
@@ -387,10 +392,11 @@ def selection_section(store: ResultStore, k: int, metrics: list[str], figdir: Pa
 
 
 def store_kinds(store: ResultStore) -> tuple[set[str], list[str]]:
-    """The task source kinds of the store's rows (``iggp``, ``graphlog``) and the GNN learners that
-    have rows, so that headings and "not in this report" lines say what this store holds."""
+    """The benchmarks of the store's rows (``iggp``, ``ggp``, ``graphlog``:
+    :func:`orchestrator.analysis.benchmarks.benchmark_of`) and the GNN learners that have rows, so
+    that headings and "not in this report" lines say what this store holds."""
     rows = store.latest(["dataset", "learner"]).to_pylist()
-    kinds = {"graphlog" if (r["dataset"] or "").startswith("graphlog:") else "iggp" for r in rows}
+    kinds = set(benchmarks_of(r["dataset"] for r in rows))
     gnn = sorted({r["learner"] for r in rows if (r["learner"] or "").startswith("gnn-")})
     return kinds, gnn
 
@@ -399,6 +405,8 @@ def learners_heading(kinds: set[str]) -> str:
     """The learner table's heading: the IGGP paper's Table 3 only for a store of IGGP tasks."""
     if kinds == {"iggp"}:
         return "Learners (IGGP Table 3)"
+    if kinds == {"ggp"}:
+        return "Learners (GGP benchmark: generated corpus)"
     if kinds == {"graphlog"}:
         return "Learners (GraphLog worlds: one task per world)"
     return "Learners"
@@ -411,56 +419,50 @@ def write_html(
     """Write the report page to ``out`` and its PNG figures to ``out``'s ``<stem>_figures/``.
 
     ``anchors`` are published figures read from files (:mod:`orchestrator.analysis.anchor`): per-task
-    IGGP scores, shown beside each learner on that learner's tasks only, and per-world GraphLog
-    accuracies, shown beside supervised GraphLog rows on the same worlds only.
+    IGGP scores, shown beside each learner on that learner's IGGP tasks only, and per-world GraphLog
+    accuracies, shown beside supervised GraphLog rows on the same worlds only. With several
+    benchmarks in the store, each gets its own part (figures in ``<stem>_figures/<benchmark>/``).
     """
     out = Path(out)
     figdir = out.with_name(out.stem + "_figures")
     from orchestrator.analysis.current import Currency
 
     currency = Currency()
-    tables = report_tables(store, by=("learner", "target", "game", "task"), currency=currency)
-    task_rows = tables.get("task", [])
-    kinds, gnn_learners = store_kinds(store)
-    scored = any(r.get("tasks") for r in task_rows)
-    empty = "no complete task in this store yet (orch status says what is missing)"
+    groups = benchmark_tables(store, by=("learner", "target", "game", "task"), currency=currency)
+    iggp_anchors = [a for a in anchors or [] if isinstance(a, Anchor)]
     sections = [
         f"<h1>orch report</h1><p class='note'>Store: {html.escape(store.uri)}."
         f" {html.escape(STRICT_NOTE)} Rows in italics are published figures read from the named file, on the same tasks"
         " as the learner they name, not runs of this store.</p>"
         f"<p class='note'>Read: {html.escape(currency.line())}.</p>",
-        f"<h2>{html.escape(learners_heading(kinds))}</h2>",
-        _table_html(
-            tables.get("learner", []),
-            published_rows(tables.get("task", []), [a for a in anchors or [] if isinstance(a, Anchor)]),
-        ),
-        "<h2>Like for like</h2>",
-        "<p class='note'>Errored predicates (and timeouts without a model) are scored as predicting false "
-        "for every atom. Each figure is also given with fallback models counted as failures. Trivial tasks "
-        "have no positive or no negative test atom; perfect is also given without them.</p>",
-        _table_html(tables.get("like_for_like", [])),
-        f"<h2>{'By target (Tables 4 and 5)' if kinds == {'iggp'} else 'By target'}</h2>",
-        _table_html(tables.get("target", [])) if tables.get("target") else _not_shown(empty),
     ]
     absent: list[tuple[str, str]] = []  # (section, why): analyses with no data here, a line each at the end
-    sections += _predictive_section(store, task_rows, absent)
-    sections += _figure_sections(store, task_rows, figdir, scored, empty, gnn_learners, absent)
     graphlog = graphlog_sections(
         store, figdir / "graphlog_curves.png", [a for a in anchors or [] if isinstance(a, GraphLogAnchor)]
     )
-    sections += graphlog
+    if len(groups) == 1:  # one benchmark: the page as it always was, GraphLog between figures and selection
+        ((name, tables),) = groups.items()
+        before, after = _benchmark_sections(
+            store, tables, figdir, k, metrics, iggp_anchors if name == IGGP else [], absent
+        )
+        sections += [*before, *graphlog, *after]
+    else:
+        for name, tables in groups.items():
+            found: list[tuple[str, str]] = []
+            before, after = _benchmark_sections(
+                BenchmarkView(store, name), tables, figdir / name, k, metrics,
+                iggp_anchors if name == IGGP else [], found,
+            )  # fmt: skip
+            sections += [
+                f"<h2 class='benchmark'>Benchmark: {html.escape(title(name))}</h2>",
+                f"<p class='note'>Tables, means and figures of this part are computed on the {html.escape(name)} "
+                "rows alone; no figure of this page pools two benchmarks.</p>",
+                *(part.replace("<h2>", "<h3>").replace("</h2>", "</h3>") for part in [*before, *after]),
+            ]
+            absent += [(f"{title(name)}: {section}", why) for section, why in found]
+        sections += graphlog
     if not graphlog:
         absent.append(("GraphLog", "no GraphLog sweep or GraphLog rule-learner runs in this store"))
-    sel_html, _ = selection_section(store, k, list(metrics), figdir)
-    sections += ["<h2>Task selection by information gain and task correlation</h2>", sel_html]
-    sections += [f"<h2>{'By game (Table 5 style)' if kinds == {'iggp'} else 'By game or world'}</h2>"]
-    sections += [_table_html(tables["game"]) if tables.get("game") else _not_shown(empty)]
-    if tables.get("incomplete"):
-        sections += [
-            "<h2>Incomplete tasks</h2>",
-            "<p class='note'>Left out of every table and figure above, by learner and reason.</p>",
-            _table_html(tables["incomplete"]),
-        ]
     if absent:
         items = "".join(f"<li><b>{html.escape(a)}</b>: {html.escape(why)}.</li>" for a, why in absent)
         sections += ["<h2>Not in this report</h2>", f"<ul class='note'>{items}</ul>"]
@@ -471,6 +473,43 @@ def write_html(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page)
     return out
+
+
+def _benchmark_sections(
+    store: ResultStore, tables: dict[str, list[dict]], figdir: Path, k: int, metrics: tuple[str, ...],
+    anchors: list[Anchor], absent: list[tuple[str, str]],
+) -> tuple[list[str], list[str]]:  # fmt: skip
+    """The sections of one benchmark (``store`` holds its rows alone when the page has several):
+    those before the GraphLog sections (tables, predictive power, figures) and those after (task
+    selection, by game, incomplete tasks), so that a one-benchmark page keeps its order."""
+    task_rows = tables.get("task", [])
+    kinds, gnn_learners = store_kinds(store)
+    scored = any(r.get("tasks") for r in task_rows)
+    empty = "no complete task in this store yet (orch status says what is missing)"
+    before = [
+        f"<h2>{html.escape(learners_heading(kinds))}</h2>",
+        _table_html(tables.get("learner", []), published_rows(task_rows, anchors)),
+        "<h2>Like for like</h2>",
+        "<p class='note'>Errored predicates (and timeouts without a model) are scored as predicting false "
+        "for every atom. Each figure is also given with fallback models counted as failures. Trivial tasks "
+        "have no positive or no negative test atom; perfect is also given without them.</p>",
+        _table_html(tables.get("like_for_like", [])),
+        f"<h2>{'By target (Tables 4 and 5)' if kinds == {'iggp'} else 'By target'}</h2>",
+        _table_html(tables.get("target", [])) if tables.get("target") else _not_shown(empty),
+    ]
+    before += _predictive_section(store, task_rows, absent)
+    before += _figure_sections(store, task_rows, figdir, scored, empty, gnn_learners, absent)
+    sel_html, _ = selection_section(store, k, list(metrics), figdir)
+    after = ["<h2>Task selection by information gain and task correlation</h2>", sel_html]
+    after += [f"<h2>{'By game (Table 5 style)' if kinds == {'iggp'} else 'By game or world'}</h2>"]
+    after += [_table_html(tables["game"]) if tables.get("game") else _not_shown(empty)]
+    if tables.get("incomplete"):
+        after += [
+            "<h2>Incomplete tasks</h2>",
+            "<p class='note'>Left out of every table and figure above, by learner and reason.</p>",
+            _table_html(tables["incomplete"]),
+        ]
+    return before, after
 
 
 def _predictive_section(

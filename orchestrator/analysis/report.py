@@ -24,6 +24,9 @@ What counts:
   (:mod:`orchestrator.analysis.current`); the report says which sweeps it read. With ``--sweep``
   a task of that sweep on two datasets is incomplete ("mixed datasets").
 * A learner run with several budgets is shown once per budget, as ``learner (60s)``.
+* Each benchmark (IGGP, the generated GGP corpus, GraphLog: :mod:`orchestrator.analysis.benchmarks`)
+  is its own group of tables with its own means (:func:`benchmark_tables`), never pooled with
+  another; a store of one benchmark reports as one group without a heading.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 import pyarrow.compute as pc
 
 from learners.metrics import Counts, pool
+from orchestrator.analysis.benchmarks import IGGP, BenchmarkView, benchmarks_of, ordered, title
 from orchestrator.analysis.current import Currency, newest_per_task
 from orchestrator.storage.schema import FINAL_STATUSES, GRAPHLOG_TARGET_PREFIX, NOT_APPLICABLE
 from orchestrator.storage.store import ResultStore, StoreError
@@ -61,6 +65,7 @@ TITLES = {
 _ROW_COLUMNS = [
     "job_id",
     "sweep",
+    "dataset",
     "dataset_fingerprint",
     "game",
     "target",
@@ -268,6 +273,48 @@ def report_tables(
     return tables
 
 
+def store_benchmarks(store: ResultStore, sweep: str | None = None) -> list[str]:
+    """The benchmarks the report tables of ``store`` (or of its ``sweep``) read, in report order:
+    those of its task rows and planned jobs (GraphLog setup jobs score worlds and are left out)."""
+    tables = [
+        store.latest(["dataset", "target", "sweep"]),
+        store.manifests().select(["dataset", "target", "sweep"]),
+    ]
+    datasets: set[str | None] = set()
+    for table in tables:
+        if sweep is not None:
+            table = table.filter(pc.field("sweep") == sweep)
+        table = table.filter(pc.invert(pc.starts_with(table["target"], GRAPHLOG_TARGET_PREFIX)))
+        datasets.update(table["dataset"].to_pylist())
+    return ordered(benchmarks_of(datasets))
+
+
+def benchmark_tables(
+    store: ResultStore,
+    by: Sequence[str] = ("learner", "target", "game"),
+    sweep: str | None = None,
+    split: str = "test",
+    currency: Currency | None = None,
+) -> dict[str, dict[str, list[dict]]]:
+    """:func:`report_tables` per benchmark (:func:`store_benchmarks`), keyed by benchmark name.
+
+    Why: the IGGP dataset and a generated GGP corpus can share game names and mean different
+    things, so each benchmark's tables are computed on its rows alone (a
+    :class:`~orchestrator.analysis.benchmarks.BenchmarkView`). A store of one benchmark (or none)
+    is read as a whole, exactly as :func:`report_tables` reads it.
+    """
+    names = store_benchmarks(store, sweep)
+    if len(names) <= 1:
+        return {names[0] if names else IGGP: report_tables(store, by, sweep, split, currency)}
+    out = {}
+    for name in names:
+        found = Currency()
+        out[name] = report_tables(BenchmarkView(store, name), by, sweep, split, found)
+        if currency is not None:
+            currency.merge(found)
+    return out
+
+
 # --- rendering -------------------------------------------------------------------------------------
 
 
@@ -414,27 +461,66 @@ def render(tables: dict[str, list[dict]], format: str = "table") -> str:
     ``# name`` line) or ``json`` (raw numbers, shares as fractions)."""
     if format == "json":
         return json.dumps({"note": STRICT_NOTE, **tables}, indent=2)
-    if format not in FORMATS:
-        raise StoreError(f"unknown format {format!r}; choose from {list(FORMATS)}")
-    out: list[str] = []
+    _check_format(format)
     if format == "csv":
-        for name, rows in tables.items():
-            if rows:
-                buf = io.StringIO()
-                writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-                writer.writeheader()
-                writer.writerows(rows)
-                out += [f"# {name}", buf.getvalue().rstrip("\n")]
-        return "\n".join(out) + "\n"
-    for name, rows in tables.items():
-        if not rows:
-            continue
-        title = TITLES.get(name, f"by {name}")
-        out.append(f"## {title}" if format == "md" else textwrap.fill(f"{title}:", TEXT_WIDTH))
-        shown = display_rows(rows)
-        out += _md_table(shown) if format == "md" else _text_table(shown)
-        out.append("")
+        return "\n".join(_csv_lines(tables)) + "\n"
+    out = _table_lines(tables, format)
     if not any(tables.values()):
         out.append("no results in the store")
     out.append(STRICT_NOTE)
     return "\n".join(out) + "\n"
+
+
+def render_benchmarks(groups: dict[str, dict[str, list[dict]]], format: str = "table") -> str:
+    """:func:`benchmark_tables` as text: one group of tables per benchmark, headed by its name and
+    with its own means (JSON: ``{"note", "benchmarks": {name: tables}}``; CSV: ``# name/table``).
+    One group renders exactly as :func:`render` renders its tables."""
+    if len(groups) <= 1:
+        return render(next(iter(groups.values()), {}), format)
+    if format == "json":
+        return json.dumps({"note": STRICT_NOTE, "benchmarks": groups}, indent=2)
+    _check_format(format)
+    if format == "csv":
+        return (
+            "\n".join(line for name, tables in groups.items() for line in _csv_lines(tables, f"{name}/"))
+            + "\n"
+        )
+    out: list[str] = []
+    for name, tables in groups.items():
+        heading = f"Benchmark: {title(name)}"
+        out += [f"# {heading}", ""] if format == "md" else [heading, "=" * len(heading)]
+        out += _table_lines(tables, format) or ["no results of this benchmark", ""]
+    out.append(STRICT_NOTE)
+    return "\n".join(out) + "\n"
+
+
+def _check_format(format: str) -> None:
+    if format not in FORMATS:
+        raise StoreError(f"unknown format {format!r}; choose from {list(FORMATS)}")
+
+
+def _csv_lines(tables: dict[str, list[dict]], prefix: str = "") -> list[str]:
+    """Each non-empty table as CSV after a ``# {prefix}{name}`` line."""
+    out: list[str] = []
+    for name, rows in tables.items():
+        if rows:
+            buf = io.StringIO()
+            writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+            out += [f"# {prefix}{name}", buf.getvalue().rstrip("\n")]
+    return out
+
+
+def _table_lines(tables: dict[str, list[dict]], format: str) -> list[str]:
+    """Each non-empty table under its title, as aligned text or Markdown (``format``)."""
+    out: list[str] = []
+    for name, rows in tables.items():
+        if not rows:
+            continue
+        heading = TITLES.get(name, f"by {name}")
+        out.append(f"## {heading}" if format == "md" else textwrap.fill(f"{heading}:", TEXT_WIDTH))
+        shown = display_rows(rows)
+        out += _md_table(shown) if format == "md" else _text_table(shown)
+        out.append("")
+    return out

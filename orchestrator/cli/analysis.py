@@ -46,11 +46,14 @@ def report_command(
 ) -> None:
     """Summarise the results in the store as the IGGP paper's tables (strict scoring).
 
+    Each benchmark in the store (IGGP, a generated GGP corpus, GraphLog) gets its own tables and
+    means, headed by its name; a store of one benchmark shows its tables alone.
+
     With --html OUT: one page with the tables beside the published figures, heatmaps, time-to-solve,
     GNN curves, predictive power and task selection; the figures are also written as PNG files.
     """
     from orchestrator.analysis.current import Currency
-    from orchestrator.analysis.report import render, report_tables
+    from orchestrator.analysis.report import benchmark_tables, render_benchmarks
     from orchestrator.cli.sweeps import resolve_sweep
     from orchestrator.storage.store import ResultStore, StoreError, scrub
 
@@ -58,10 +61,10 @@ def report_command(
         opened = ResultStore(store, must_exist=True)
         sweep = resolve_sweep(opened, sweep)  # an unknown name: exit 2 with close matches
         currency = Currency()
-        tables = report_tables(
+        groups = benchmark_tables(  # one group per benchmark (IGGP, GGP corpus, GraphLog): never pooled
             opened, [b.strip() for b in by.split(",") if b.strip()], sweep, split, currency
         )
-        typer.echo(render(tables, format), nl=False)
+        typer.echo(render_benchmarks(groups, format), nl=False)
         read = f"sweep read: {sweep}" if sweep else currency.line()
         typer.echo(read, err=format in ("json", "csv"))  # a script's stdout stays one document
         failed = currency.failed_line()
