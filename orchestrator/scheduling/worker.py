@@ -211,6 +211,8 @@ def _learned_row(job: Job, task: Task, out: Outcome, entry: dict[str, Any], star
     extra: dict[str, Any] = {"reports": entry["reports"]}
     if start_method != "fork":
         extra["start_method"] = start_method
+    if (nice := os.getpriority(os.PRIO_PROCESS, 0)) != 0:  # a niced job slows down beside other work
+        extra["nice"] = nice
     row: dict[str, Any] = result_row(
         job.job_id, learn_s=out.seconds, peak_rss=out.peak_rss, peak_gpu=out.peak_gpu or None, extra=extra,
         started=out.began, finished=out.ended,

@@ -68,6 +68,7 @@ def test_token_auth_is_on_everywhere_and_nothing_binds_publicly(config: dict) ->
     assert "/home/ray/.ray/auth_token" in config["file_mounts"]
     starts = config["head_start_ray_commands"] + config["worker_start_ray_commands"]
     assert all("RAY_AUTH_MODE=token" in c for c in starts if "ray start" in c)
+    assert all("RAY_worker_niceness=0" in c for c in starts if "ray start" in c)  # jobs not niced
     for name in config["available_node_types"]:
         assert any("RAY_AUTH_MODE=token" in c for c in _commands(config, name)), name
     text = CLUSTER_YAML.read_text()

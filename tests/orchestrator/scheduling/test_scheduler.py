@@ -59,6 +59,8 @@ def test_sweep_end_to_end_with_failures_resume_and_retry(ray_2cpu, dataset, tmp_
         by.setdefault(job.learner, []).append(rows[job.job_id])
     assert {r["status"] for r in by["noop"]} == {"ok"}
     assert all(r["test_fn"] > 0 and r["node"] and r["attempt"] == 1 for r in by["noop"])
+    # jobs run at the normal priority, not Ray's default nice 15 (orchestrator/scheduling/raysession.py)
+    assert all("nice" not in json.loads(r["extra"]) for r in by["noop"])
     assert {r["status"] for r in by["crash"]} == {"error"}
     assert all("Traceback" in r["error"] for r in by["crash"])
     for r in by["stuck"]:  # the budget is enforced from outside; the reported model is scored
