@@ -41,7 +41,7 @@ from tasks.gdl.groundable import Groundable
 from tasks.gdl.perstate import PerStateEngine
 from tasks.gdl.types import infer_signature, signature_text
 from tasks.iggp import DatFile, write_dat
-from tasks.quality import target_verdict
+from tasks.quality import target_verdict, too_many_atoms
 from tasks.signature import Signature, parse_typ
 from tasks.task import SPLITS, TARGETS, format_atom
 
@@ -186,9 +186,12 @@ def _read_game(game_file: Path) -> tuple[Game, list[str]]:
         return game, [m.replace(f"{game_file.parent}/", "") for m in found]  # the same wherever the file is
 
 
-def _quality(files: dict[str, dict[str, DatFile]], playouts: Playouts) -> dict[str, dict]:
-    """Per target: each split's counts and the quality rules it breaks (`tasks.quality`)."""
-    out = {}
+def _quality(
+    files: dict[str, dict[str, DatFile]], playouts: Playouts, unwritten: dict[str, str]
+) -> dict[str, dict]:
+    """Per target: each split's counts and the quality rules it breaks (`tasks.quality`);
+    ``unwritten`` targets (too many candidate atoms) have no splits, only their reason."""
+    out: dict[str, dict] = {t: {"splits": {}, "excluded": [why]} for t, why in unwritten.items()}
     for target, by_split in files.items():
         stats, reasons = target_verdict(by_split, len(playouts.states), playouts.terminal_episodes)
         out[target] = {"splits": {s: st.as_dict() for s, st in stats.items()}, "excluded": reasons}
@@ -219,15 +222,24 @@ def dataset_statics(static_atoms: Iterable[str], game: Groundable) -> list[str]:
     return sorted(atoms)
 
 
+def unwritten_targets(signature: Signature) -> dict[str, str]:
+    """Targets whose candidate atoms are too many to write, with the reason (`tasks.quality`)."""
+    reasons = {t: too_many_atoms(signature.ground_size(t)) for t in TARGETS}
+    return {t: why for t, why in reasons.items() if why is not None}
+
+
 def extract(
     engine: Engine | PerStateEngine, signature: Signature, playouts: Playouts, seed: int
 ) -> dict[str, dict[str, DatFile]]:
-    """The ``extract`` function: per target and split, the :class:`DatFile` to write."""
+    """The ``extract`` function: per target and split, the :class:`DatFile` to write.
+
+    A target with too many candidate atoms (`tasks.quality.too_many_atoms`) is left out, never
+    materialised: the caller reports it from :func:`unwritten_targets`."""
     where = signature.source
-    atoms = {t: signature.ground(t) for t in TARGETS}
+    targets = [t for t in TARGETS if t not in unwritten_targets(signature)]
+    atoms = {t: signature.ground(t) for t in targets}
     known = {t: set(a) for t, a in atoms.items()}
-    fluent_ok = set(signature.ground("true"))
-    does_ok = set(signature.ground("does"))
+    fluent_ok, does_ok = signature.produces("true"), signature.produces("does")
     statics = dataset_statics(engine.static_atoms, engine.game)
     flat_true = [flatten(f"true({f})") for f in engine.fluents]
     flat_next = [flatten(f"next({f})") for f in engine.fluents]
@@ -235,8 +247,8 @@ def extract(
         [flatten(f"does({r},{m})") for m in ms] for r, ms in zip(engine.roles, engine.moves, strict=True)
     ]
 
-    def check(flat: list[str], allowed: set[str], what: str) -> list[str]:
-        bad = [a for a in flat if a not in allowed]
+    def check(flat: list[str], allowed: Callable[[str], bool], what: str) -> list[str]:
+        bad = [a for a in flat if not allowed(a)]
         if bad:
             raise GenerationError(
                 f"{where}: the signature cannot produce the {what} atom {bad[0]!r}; declare its symbols in the .typ file"
@@ -244,19 +256,26 @@ def extract(
         return flat
 
     split_of = split_states(list(playouts.states), seed)
-    files = {t: {s: DatFile(atoms[t], statics, []) for s in SPLITS} for t in TARGETS}
+    files = {t: {s: DatFile(atoms[t], statics, []) for s in SPLITS} for t in targets}
     backgrounds: dict[bytes, list[str]] = {}
     for key, state in playouts.states.items():
         ids = np.flatnonzero(state)
         b = backgrounds[key] = sorted(check([flat_true[i] for i in ids], fluent_ok, "fluent"))
         derived = engine.evaluate([engine.fluents[i] for i in ids])
         for target in ("goal", "legal", "terminal"):
-            pos = sorted(check([flatten(a) for a in derived[target]], known[target], target))
-            files[target][split_of[key]].examples.append((b, pos))
+            if target in files:
+                pos = sorted(check([flatten(a) for a in derived[target]], known[target].__contains__, target))
+                files[target][split_of[key]].examples.append((b, pos))
     for (key, joint), nxt in playouts.transitions.items():
+        if "next" not in files:
+            break
         moves = check([flat_does[r][m] for r, m in enumerate(joint)], does_ok, "move")
         pos = sorted(
-            check([flat_next[i] for i in np.flatnonzero(playouts.states[nxt])], known["next"], "next")
+            check(
+                [flat_next[i] for i in np.flatnonzero(playouts.states[nxt])],
+                known["next"].__contains__,
+                "next",
+            )
         )
         files["next"][split_of[key]].examples.append((sorted(backgrounds[key] + moves), pos))
     return files
@@ -326,6 +345,6 @@ def generate_game(
         roles=list(engine.roles),
         fluents=len(engine.fluents),
         terminal_episodes=playouts.terminal_episodes,
-        targets=_quality(files, playouts),
+        targets=_quality(files, playouts, unwritten_targets(signature)),
         leniencies=leniencies,
     )

@@ -11,7 +11,11 @@ it, but the manifest records why it is left out of headline figures. The rules (
 * ``test-seen-in-train``: every test background also occurs in train (the test split measures
   memory, not generalisation);
 * ``never-ends``: no episode reached a terminal state within the step limit (the examples only
-  cover openings, and terminal/goal are degenerate there).
+  cover openings, and terminal/goal are degenerate there);
+* ``too-many-atoms``: the signature gives the target more than :data:`MAX_CANDIDATE_ATOMS`
+  candidate atoms (its ``atoms:`` section, the closed world's negatives). The one rule whose
+  target is *not* written: the section alone would take gigabytes (an inferred checkers
+  signature asked for more than 7 GB before a single example), and no learner could read it.
 """
 
 from __future__ import annotations
@@ -25,7 +29,18 @@ from tasks.task import SPLITS
 MIN_DISTINCT_STATES = 30
 """Fewest distinct states a game must give: at the 4:1:1 split, 30 leave 5 test states."""
 
-RULES = ("no-positive", "no-negative", "few-states", "test-seen-in-train", "never-ends")
+MAX_CANDIDATE_ATOMS = 1_000_000
+"""Most candidate atoms a target may have: 22 times the published IGGP dataset's largest
+(asylum_legal, 45,061)."""
+
+RULES = ("no-positive", "no-negative", "few-states", "test-seen-in-train", "never-ends", "too-many-atoms")
+
+
+def too_many_atoms(size: int) -> str | None:
+    """The ``too-many-atoms`` reason for a target with ``size`` candidate atoms, or None."""
+    if size <= MAX_CANDIDATE_ATOMS:
+        return None
+    return f"too-many-atoms: {size:,} candidate atoms (> {MAX_CANDIDATE_ATOMS:,}); not written"
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,13 @@ subtypes, then its own, each sorted), and the first argument varying fastest.
 from __future__ import annotations
 
 import itertools
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tasks.task import parse_atom
 
 
 class SignatureError(ValueError):
@@ -131,6 +134,29 @@ class Signature:
         if flat_predicate not in preds:
             raise KeyError(f"{self.source}: no flattened predicate {flat_predicate!r}")
         return preds[flat_predicate]
+
+    def ground_size(self, relation: str) -> int:
+        """``len(self.ground(relation))``, counted without writing one atom (a product of domains)."""
+        total = 0
+        for _, types, _ in self._flat_shapes(self.relation(relation)):
+            total += math.prod(len(self.constants(t)) for t in types)
+        return total
+
+    def produces(self, relation: str) -> Callable[[str], bool]:
+        """A test of ``atom in self.ground(relation)`` that enumerates nothing (the ground set of
+        an inferred signature can be too big to hold: a product of every argument's domain)."""
+        shapes: dict[str, list[list[set[str]]]] = {}
+        for name, types, _ in self._flat_shapes(self.relation(relation)):
+            shapes.setdefault(name, []).append([set(self.constants(t)) for t in types])
+
+        def test(atom: str) -> bool:
+            name, args = parse_atom(atom)
+            return any(
+                len(domains) == len(args) and all(a in d for a, d in zip(args, domains, strict=True))
+                for domains in shapes.get(name, ())
+            )
+
+        return test
 
     def ground(self, relation: str) -> list[str]:
         """``ground(Σ, p)``: every well-typed flattened ground atom of ``relation``, in dataset order."""

@@ -142,3 +142,32 @@ def test_cli_generates_every_bundled_game_and_reports_them(tmp_path: Path) -> No
     summaries = json.loads(result.stdout)
     assert {s["status"] for s in summaries} == {"ok"} and len(summaries) >= 6
     assert set(Dataset(tmp_path).games()) == {s["game"] for s in summaries}
+
+
+def test_a_target_with_too_many_candidate_atoms_is_excluded_and_never_written(counter, tmp_path, monkeypatch):
+    import tasks.quality
+
+    gdl, typ = counter
+    monkeypatch.setattr(tasks.quality, "MAX_CANDIDATE_ATOMS", 12)  # goal has 14 candidates, legal 16
+    game = generate_game(gdl, typ, tmp_path / "out", episodes=20, steps=20, seed=0)
+    written = {p.name.split("_")[1] for p in (tmp_path / "out" / "data").rglob("*.dat")}
+    assert written == {"next", "terminal"} and set(game.counts) == {"next", "terminal"}
+    for target, size in (("goal", 14), ("legal", 16)):
+        assert game.targets[target]["excluded"] == [
+            f"too-many-atoms: {size:,} candidate atoms (> 12); not written"
+        ]
+    assert not game.targets["next"]["excluded"] or "too-many" not in game.targets["next"]["excluded"][0]
+
+
+def test_the_signature_tests_membership_without_enumerating(counter) -> None:
+    from tasks.signature import parse_typ
+
+    signature = parse_typ(counter[1])
+    for relation in ("true", "does", "legal", "goal", "next", "terminal"):
+        ground = signature.ground(relation)
+        assert signature.ground_size(relation) == len(ground)
+        produces = signature.produces(relation)
+        assert all(produces(a) for a in ground)
+    assert not signature.produces("does")("does_bump(alice, 7)")  # 7 is no int of the signature
+    assert not signature.produces("does")("does_bump(alice)")  # wrong arity
+    assert not signature.produces("true")("true_score(1)")  # no such shape
