@@ -72,7 +72,7 @@ def tree_rss(pid: int) -> int:
             with open(f"/proc/{p}/statm") as f:
                 total += int(f.read().split()[1]) * _PAGE
         except (OSError, IndexError, ValueError):
-            total += _rss_psutil(p)
+            total += process_rss(p)
     return total
 
 
@@ -89,7 +89,7 @@ def tree_memory(pid: int) -> int:
         try:
             total += _pss(p)
         except OSError:
-            total += _rss_psutil(p)
+            total += process_rss(p)
     return total
 
 
@@ -101,7 +101,8 @@ def _pss(pid: int) -> int:
     raise OSError(f"no Pss line for process {pid}")
 
 
-def _rss_psutil(pid: int) -> int:
+def process_rss(pid: int) -> int:
+    """Resident bytes of the one process ``pid`` (0 once it is gone)."""
     import psutil
 
     try:

@@ -13,10 +13,10 @@ functions on top. Why children (started by :mod:`procs.child`):
 * Memory is capped on **resident** memory, by a watchdog in the parent: every
   :data:`SAMPLE_S` it checks the proportional resident memory (PSS) of the child and all its
   descendants (:mod:`procs.memory`: a cheap RSS bound each time, the exact PSS when the bound
-  says it matters and once a second for the peak), less that sum when the item started (pages shared copy-on-write with the parent,
-  such as a loaded task, are the worker's, not the job's), and kills the child's process group
-  when that passes the cap (the outcome is ``oom``, with the peak seen). Peaks are measured the
-  same way with or without a cap.
+  says it matters and once a second for the peak), less that sum when the item started (pages
+  shared copy-on-write with the parent, such as a loaded task, are the worker's, not the job's),
+  and kills the child's process group when that passes the cap (the outcome is ``oom``, with the
+  peak seen). Peaks are measured the same way with or without a cap.
   An address-space limit (``RLIMIT_AS``) would not do: it refuses allocations a program reserves
   but never touches (CUDA, some allocators) and lets memory used by grandchildren through. The
   watchdog can overshoot by what the child allocates within one sample interval.
@@ -45,7 +45,7 @@ from procs.channel import Channel
 from procs.child import kill_group, start_child
 from procs.cuda import apply_gpu_memory_cap, gpu_oom_message, gpu_peak, is_gpu_oom, reset_gpu_peak
 from procs.env import GPU_MEMORY_CAP_ENV, JOB_PROCESS_ENV, MEMORY_CAP_ENV
-from procs.memory import MemorySampler
+from procs.memory import MemorySampler, process_rss
 
 __all__ = [
     "GPU_MEMORY_CAP_ENV", "JOB_PROCESS_ENV", "MEMORY_CAP_ENV", "End", "Outcome", "Send", "Start", "Work",
@@ -132,16 +132,6 @@ def _oom_like(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or "bad_alloc" in str(exc) or "Cannot allocate memory" in str(exc)
 
 
-def _own_rss(pid: int) -> int:
-    """The child's own RSS: the base its kernel high-water mark (VmHWM) is measured against."""
-    import psutil
-
-    try:
-        return psutil.Process(pid).memory_info().rss
-    except psutil.Error:
-        return 0
-
-
 def _reset_peak_rss() -> None:
     """Restart the kernel's resident-set high-water mark, so each item of a child gets its own peak."""
     try:
@@ -214,14 +204,13 @@ def _child_env(memory_bytes: int | None, gpu_memory_bytes: int | None) -> dict[s
 class _Watch:
     """What the parent knows of the child's current item while it runs."""
 
+    # the child tree's memory beyond what it held when its current item started (pages shared
+    # copy-on-write with this process, such as a loaded task, are not the item's): base and peak
+    memory: MemorySampler
     current: int | None = None
     began: float = field(default_factory=time.monotonic)
     began_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    # the child's memory when its current item started (pages shared copy-on-write with this
-    # process, such as a loaded task): not the item's. PSS for the sampled tree, RSS for VmHWM.
-    base: int = 0
-    base_rss: int = 0
-    peak: int = 0
+    base_rss: int = 0  # the child's own RSS at the item's start, the base of its kernel VmHWM
     timed_out: bool = False
     over: bool = False
 
@@ -232,13 +221,11 @@ def _supervise_child(
 ) -> None:  # fmt: skip
     """Follow the child's messages until it ends, is past its deadline or over the memory cap."""
     deadline = watch.began + _IDLE_GUARD_S
-    memory = MemorySampler(pid, memory_bytes)
     while not channel.eof:
         wake = deadline if memory_bytes is None else min(deadline, time.monotonic() + SAMPLE_S)
         messages = channel.read(wake)
         if memory_bytes is not None and watch.current is not None:
-            watch.over = memory.over_cap()
-            watch.peak = memory.peak
+            watch.over = watch.memory.over_cap()
             if watch.over:
                 return
         if messages is None:
@@ -249,14 +236,13 @@ def _supervise_child(
         for m in messages:
             if isinstance(m, Start):
                 # the child's own clock: the deadline does not slip when this process lags
-                memory.restart()
-                watch.current, watch.began, watch.peak = m.item, m.at, 0
-                watch.base, watch.base_rss = memory.base, _own_rss(pid)
+                watch.memory.restart()
+                watch.current, watch.began, watch.base_rss = m.item, m.at, process_rss(pid)
                 watch.began_at = _now() - timedelta(seconds=time.monotonic() - m.at)
                 deadline = m.at + seconds_for(m.item)
                 on_message(m)  # the caller may want to know that item i started
             elif isinstance(m, End):
-                own = max(m.peak_rss - watch.base_rss, watch.peak, 0)
+                own = max(m.peak_rss - watch.base_rss, watch.memory.peak, 0)
                 outcomes[m.item] = Outcome(
                     m.kind, m.payload, m.at - watch.began, own, None, watch.began_at, peak_gpu=m.peak_gpu
                 )
@@ -269,11 +255,13 @@ def _cut_short(watch: _Watch, memory_bytes: int | None, sig: int | None, maxrss:
     """The outcome of the item a child was running when it was killed or died."""
     seconds = time.monotonic() - watch.began
     if watch.over:
-        why = (f"resident memory reached {watch.peak / 2**20:.0f} MiB, over the cap of "
+        why = (f"resident memory reached {watch.memory.peak / 2**20:.0f} MiB, over the cap of "
                f"{(memory_bytes or 0) / 2**20:.0f} MiB (--memory-per-job)")  # fmt: skip
-        return Outcome("oom", why, seconds, watch.peak, sig, watch.began_at)
+        return Outcome("oom", why, seconds, watch.memory.peak, sig, watch.began_at)
     kind = "timeout" if watch.timed_out else "died"
-    return Outcome(kind, None, seconds, max(watch.peak, maxrss - watch.base, 0), sig, watch.began_at)
+    return Outcome(
+        kind, None, seconds, max(watch.memory.peak, maxrss - watch.memory.base, 0), sig, watch.began_at
+    )
 
 
 def run_supervised(
@@ -295,7 +283,7 @@ def run_supervised(
     start = 0
     while start < n:
         child = start_child(_child_loop, (work, start, n), start_method=start_method, env=env)
-        watch = _Watch()
+        watch = _Watch(MemorySampler(child.pid, memory_bytes))
         try:
             _supervise_child(child.pid, child.channel, watch, outcomes, seconds_for, memory_bytes, on_message)
         finally:
@@ -312,7 +300,7 @@ def run_supervised(
             done_upto = max((i for i in outcomes if i >= start), default=None)
             if done_upto is None:  # the child died before its first item: record it, move on
                 outcomes[start] = Outcome(
-                    "died", None, 0.0, max(maxrss - watch.base, 0), child.signal, _now()
+                    "died", None, 0.0, max(maxrss - watch.memory.base, 0), child.signal, _now()
                 )
                 start += 1
             else:

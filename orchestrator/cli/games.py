@@ -9,6 +9,7 @@ import functools
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -190,7 +191,7 @@ def generate(
         jobs = _jobs(game or [], types, all_bundled)
         if all_bundled:
             cap = None if local else _memory_cap(memory_per_job, address, num_cpus)
-            ray_args: RayArgs | None = None if local else (address, num_cpus, time_limit, cap)
+            ray_args = None if local else RayArgs(address, num_cpus, time_limit, cap)
             summaries = _generate_corpus(jobs, out, episodes, steps, seed, ray_args, fresh, as_json)
             _write_manifest(jobs, summaries, out, seed, episodes, steps)
         else:
@@ -237,8 +238,13 @@ def _bar(disable: bool) -> Progress:
     )  # fmt: skip
 
 
-RayArgs = tuple[str | None, int | None, float | None, int | None]
-"""Where and how ``--all`` runs on Ray: address, CPUs, seconds per game, memory cap per game."""
+class RayArgs(NamedTuple):
+    """Where and how ``--all`` runs on Ray."""
+
+    address: str | None
+    num_cpus: int | None
+    time_limit: float | None  # seconds per game
+    memory_cap: int | None  # resident bytes per game
 
 
 def _generate_corpus(jobs, out: Path, episodes: int, steps: int, seed: int, ray_args: RayArgs | None,
@@ -250,7 +256,7 @@ def _generate_corpus(jobs, out: Path, episodes: int, steps: int, seed: int, ray_
     corpus that takes hours costs only the games that were running."""
     from tasks.corpus import record_key, reusable_record
 
-    time_limit, cap = (ray_args[2], ray_args[3]) if ray_args else (None, None)
+    time_limit, cap = (ray_args.time_limit, ray_args.memory_cap) if ray_args else (None, None)
     keys = [record_key(g, t, seed=seed, episodes=episodes, steps=steps) for g, t in jobs]
     done: dict[int, dict] = {}
     for i, ((g, _), key) in enumerate(zip(jobs, keys, strict=True)):
