@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tasks.atoms import parse_atom
+
 
 class SignatureError(ValueError):
     """A malformed ``.typ`` file; the message names the file and line."""
@@ -148,11 +150,7 @@ class Signature:
             shapes.setdefault(name, []).append([set(self.constants(t)) for t in types])
 
         def test(atom: str) -> bool:
-            # a flattened atom has constant arguments only (tasks.task.parse_atom, which imports
-            # this module's types: not imported here, to keep the two modules out of a cycle)
-            name, _, inner = atom.partition("(")
-            inner = inner.strip().removesuffix(")")
-            args = tuple(a.strip() for a in inner.split(",")) if inner.strip() else ()
+            name, args = parse_atom(atom)
             return any(
                 len(domains) == len(args) and all(a in d for a, d in zip(args, domains, strict=True))
                 for domains in shapes.get(name, ())

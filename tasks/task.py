@@ -17,13 +17,17 @@ Statics (atoms true in every state) are kept once per task and are *not* repeate
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+
+# the atom helpers live below this module (tasks.atoms); re-exported, as learners import them here
+from tasks.atoms import format_atom as format_atom
+from tasks.atoms import parse_atom as parse_atom
+from tasks.atoms import predicate_of
 
 if TYPE_CHECKING:
     from tasks.signature import Signature
@@ -33,33 +37,6 @@ SPLITS = ("train", "validate", "test")
 LEARNING_SPLITS = ("train", "validate")
 """The splits a learner's ``fit`` may read (:meth:`Task.learning_view`); test is for scoring only."""
 HELD_OUT = "held out: a learner's fit() sees train and validate only"
-
-_ATOM = re.compile(r"^\s*([^\s(),]+)\s*(?:\((.*)\))?\s*$")  # any KIF symbol (docs/gdl.md)
-
-
-def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:
-    """Split a flattened atom ``p(a, b)`` into ``("p", ("a", "b"))``; ``terminal()`` gives ``("terminal", ())``.
-
-    Flattened IGGP atoms have only constant arguments, so a split on commas is exact.
-    """
-    m = _ATOM.match(text)
-    if not m:
-        raise ValueError(f"not a flattened ground atom: {text!r}")
-    name, args = m.group(1), m.group(2)
-    if args is None or not args.strip():
-        return name, ()
-    return name, tuple(a.strip() for a in args.split(","))
-
-
-def format_atom(name: str, args: Sequence[str]) -> str:
-    """Inverse of :func:`parse_atom`, in the dataset's spelling (``p(a, b)``, ``terminal()``)."""
-    return f"{name}({', '.join(args)})"
-
-
-def predicate_of(atom: str) -> str:
-    """The flattened predicate name of an atom: ``next_cell(1, 2, x)`` -> ``next_cell``."""
-    i = atom.find("(")
-    return atom if i < 0 else atom[:i].strip()
 
 
 @dataclass

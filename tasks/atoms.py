@@ -1,0 +1,39 @@
+"""Flattened ground atoms as text: ``true_cell(1, 2, x)``, ``legal(black, noop)``, ``terminal()``.
+
+A module of its own, below both :mod:`tasks.task` and :mod:`tasks.signature`, so that either
+can read atoms without importing the other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["format_atom", "parse_atom", "predicate_of"]
+
+_ATOM = re.compile(r"^\s*([^\s(),]+)\s*(?:\((.*)\))?\s*$")  # any KIF symbol (docs/gdl.md)
+
+
+def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:
+    """Split a flattened atom ``p(a, b)`` into ``("p", ("a", "b"))``; ``terminal()`` gives ``("terminal", ())``.
+
+    Flattened IGGP atoms have only constant arguments, so a split on commas is exact.
+    """
+    m = _ATOM.match(text)
+    if not m:
+        raise ValueError(f"not a flattened ground atom: {text!r}")
+    name, args = m.group(1), m.group(2)
+    if args is None or not args.strip():
+        return name, ()
+    return name, tuple(a.strip() for a in args.split(","))
+
+
+def format_atom(name: str, args: Sequence[str]) -> str:
+    """Inverse of :func:`parse_atom`, in the dataset's spelling (``p(a, b)``, ``terminal()``)."""
+    return f"{name}({', '.join(args)})"
+
+
+def predicate_of(atom: str) -> str:
+    """The flattened predicate name of an atom: ``next_cell(1, 2, x)`` -> ``next_cell``."""
+    i = atom.find("(")
+    return atom if i < 0 else atom[:i].strip()
