@@ -12,8 +12,9 @@ Two measures (:mod:`procs.supervise` caps a job on the second):
   ``ilasp`` job ran 35% longer beside a CPU-heavy process; a large game's generation was held up
   by its watchdog).
 
-:class:`MemorySampler` therefore reads the bound often and the PSS seldom: only when the bound
-says the cap may be passed, or once per :data:`PRECISE_S` for the peak, and never for more than
+:class:`MemorySampler` therefore reads the bound at every sample and the PSS only when the bound
+says the cap may be passed (then at every sample, as before: the cap is never checked less
+often), else once per :data:`PRECISE_S` for the peak, and for the peak never for more than
 1/:data:`DUTY` of the time (a walk that took t is not repeated within DUTY x t).
 """
 
@@ -27,7 +28,7 @@ PRECISE_S = 1.0
 """The PSS (the peak a job stores) is read at least this often while an item runs."""
 
 DUTY = 10.0
-"""A PSS walk that took t seconds is not repeated within DUTY x t (at most 1/DUTY of a core)."""
+"""A PSS walk for the peak that took t seconds is not repeated within DUTY x t."""
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -121,22 +122,20 @@ class MemorySampler:
     base: int = 0
     peak: int = 0
     _next_precise: float = 0.0
-    _next_allowed: float = 0.0
 
     def restart(self) -> None:
         """A new item starts: its base is the tree's PSS now, its peak 0."""
         self.base, self.peak = tree_memory(self.pid), 0
-        self._next_precise = self._next_allowed = 0.0
+        self._next_precise = 0.0
 
     def over_cap(self) -> bool:
         """Sample now; True when the tree's PSS beyond ``base`` passed the cap."""
         now = time.monotonic()
         maybe_over = self.cap is not None and tree_rss(self.pid) - self.base > self.cap
-        if not (now >= self._next_precise or (maybe_over and now >= self._next_allowed)):
+        if not (maybe_over or now >= self._next_precise):
             return False
         used = tree_memory(self.pid) - self.base
         done = time.monotonic()
-        self._next_allowed = done + DUTY * (done - now)
-        self._next_precise = max(self._next_allowed, done + PRECISE_S)
+        self._next_precise = done + max(PRECISE_S, DUTY * (done - now))
         self.peak = max(self.peak, used)
         return self.cap is not None and used > self.cap
