@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -186,6 +187,7 @@ class _Watch:
 
     def __init__(self) -> None:
         self.sent, self.starts, self.phases, self.most_running = [], {}, [], 0
+        self.batches: list[list[str]] = []
         self.running_now: set[str] = set()
 
     def begin(self, total, skipped):
@@ -196,6 +198,7 @@ class _Watch:
 
     def running(self, jobs):
         self.sent += [j.job_id for j in jobs]
+        self.batches.append([j.job_id for j in jobs])
 
     def started(self, job, since):
         self.starts[job.job_id] = since
@@ -216,8 +219,9 @@ class _Watch:
 
 
 def test_jobs_waiting_in_a_batch_are_queued_not_running(ray_2cpu, dataset, tmp_path):
-    """Batches of three 2 s jobs on 2 slots: at most 2 run at once, each job is seen starting on
-    its worker, and a job's start is when the one before it in its batch was done, not when sent."""
+    """Batches of whole tasks (a next task has two 2 s jobs) on 2 slots: at most 2 run at once,
+    each job is seen starting on its worker, and a job's start is when the one before it in its
+    batch was done, not when the batch was sent."""
     jobs = _jobs(dataset, ["sleep2"], games=["alpha", "beta"], budget_s=10.0)  # 2 games x 3 predicates
     watch = _Watch()
     opts = SweepOptions("queued", batch_seconds=100.0, flush_seconds=0.2)  # whole tasks per batch
@@ -229,8 +233,13 @@ def test_jobs_waiting_in_a_batch_are_queued_not_running(ray_2cpu, dataset, tmp_p
     rows = {r["job_id"]: r for r in _raw_rows(tmp_path / "store")}
     for job_id, since in watch.starts.items():  # the worker's own start, within the poll's lag
         assert abs(since - rows[job_id]["started"].timestamp()) < 0.5
-    starts = sorted(rows[j.job_id]["started"].timestamp() for j in jobs if j.game == "alpha")
-    assert starts[2] - starts[0] > 3.8  # sent together, started one after another
+    # Which task goes to which slot first depends on which actor is up first (load): the claim
+    # holds per batch, whatever the order of the batches.
+    several = [b for b in watch.batches if len(b) > 1]
+    assert several, watch.batches  # a next task's two jobs go out together
+    for batch in several:
+        starts = [rows[job_id]["started"].timestamp() for job_id in batch]
+        assert all(b - a > 1.9 for a, b in itertools.pairwise(starts)), (batch, starts)
 
 
 def test_bench_iggp_plans_no_job_for_a_task_it_leaves_out(ray_2cpu, tmp_path):
