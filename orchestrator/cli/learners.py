@@ -324,7 +324,8 @@ class _Learned:
             "model": fits[0]["model"]
             if len(fits) == 1
             else "; ".join(f"{f['predicate']}: {f['model']}" for f in fits),
-            "rules": _program(fits),
+            "rules": _program(fits),  # as stored: escaped names, so it runs on the task's files
+            "rules_gdl": _gdl(_program(fits)),  # the same rules in the game's own spelling
             "missing": task.missing,
             "learned": {
                 f["predicate"]: {k: f[k] for k in ("learn_s", "eval_s", "reports", "model", "rules")}
@@ -360,9 +361,7 @@ class _Learned:
         program = _program(fits)
         if program:
             console.print("[bold]rules[/bold]")
-            from tasks.escape import unescape_text  # GDL spelling of escaped names (docs/gdl.md)
-
-            console.print(unescape_text(program), markup=False, highlight=False, soft_wrap=True)
+            console.print(_gdl(program), markup=False, highlight=False, soft_wrap=True)
 
 
 def _fit_parts(learner: str, parts: list[Task], seconds: float | None, seed: int = 0) -> list[dict]:
@@ -437,8 +436,16 @@ def _program(fits: list[dict]) -> str | None:
     return "\n".join(blocks) if blocks else None
 
 
+def _gdl(program: str | None) -> str | None:
+    """``program`` with every escaped name back in its GDL spelling (docs/gdl.md, tasks.escape)."""
+    from tasks.escape import unescape_text
+
+    return None if program is None else unescape_text(program)
+
+
 def _results_table(task: Task, learner: str, results: dict[str, dict[str, Counts]]) -> Table:
     from learners.metrics import pool
+    from tasks.escape import unescape_predicate
 
     table = Table(title=f"{learner} on {task.name}")
     for col in ("split", "predicate", "tp", "fp", "tn", "fn", "balanced acc.", "perfect"):
@@ -452,6 +459,6 @@ def _results_table(task: Task, learner: str, results: dict[str, dict[str, Counts
 
     for split, counts in results.items():
         for p, c in counts.items():
-            row(split, p, c)
+            row(split, unescape_predicate(p), c)
         row(split, "pooled (task)", pool(counts.values()), style="bold")
     return table

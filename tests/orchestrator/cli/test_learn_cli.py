@@ -134,3 +134,27 @@ def test_learn_a_whole_target_learns_each_predicate_and_pools_them():
     assert table.exit_code == 0, table.output
     assert "pooled (task)" in table.output and "% next_total" in table.output
     assert "3 predicates, budget 20s each" in table.output
+
+
+def test_learned_rules_print_in_the_games_own_spelling(tmp_path):
+    """A game whose names are not ASP identifiers (``++``, ``north-speed``): the rules are learned
+    on escaped names, and ``orch learn`` prints them, as text and as ``rules_gdl``, as GDL spells them."""
+    from tasks.generate import generate_game
+
+    gdl = tmp_path / "odd.txt"
+    gdl.write_text(
+        "(role r) (init (north-speed 1)) (++ 1 2) (++ 2 3)\n"
+        "(<= (legal r (go ?x)) (true (north-speed ?x)) (++ ?x ?y))\n"
+        "(<= (legal r noop) (true (north-speed ?x)))\n"
+        "(<= (next (north-speed ?y)) (does r (go ?x)) (++ ?x ?y))\n"
+        "(<= (next (north-speed ?x)) (does r noop) (true (north-speed ?x)))\n"
+        "(<= terminal (true (north-speed 3))) (<= (goal r 100) (true (north-speed 3)))\n"
+        "(<= (goal r 0) (not (true (north-speed 3))))\n"
+    )
+    generate_game(gdl, None, tmp_path / "ds", episodes=20, steps=4, seed=0)
+    args = ("learn", "-d", str(tmp_path / "ds"), "-g", "odd", "-t", "next", "-l", "ilasp", "-b", "10s")
+    doc = json.loads(invoke(*args, "--json").output)
+    assert "k0x" in doc["rules"]  # stored escaped: it runs on the task's files
+    assert "next_north-speed(" in doc["rules_gdl"] and "k0x" not in doc["rules_gdl"], doc["rules_gdl"]
+    text = invoke(*args).output
+    assert "north-speed" in text and "k0x" not in text
