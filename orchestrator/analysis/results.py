@@ -28,6 +28,7 @@ HEAD, unless its rows are marked ``stale`` (``orch bench stale``), which the doc
 
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
 import io
@@ -65,9 +66,11 @@ COLUMNS = [
 def source_files(learner: str) -> list[str]:
     """Repository-relative source files that define ``learner``'s figures, sorted.
 
-    The module that registers the learner family (the whole package when it lives in a
-    subpackage such as ``learners/ilp`` or is one, as ``learners/gnn``) plus the scoring
-    (:data:`SCORING_FILES`).
+    The module that registers the learner family plus the scoring (:data:`SCORING_FILES`). When
+    it lives in a subpackage such as ``learners/ilp`` (or is one, as ``learners/gnn``): the modules
+    of that package it imports, directly or through each other (:func:`package_imports`), so that
+    a change to ``learners/ilp/reference.py`` leaves ``ilasp``'s committed figures current while a
+    change to ``learners/ilp/search.py`` marks them stale.
     """
     from learners.base import spec_for
 
@@ -75,8 +78,7 @@ def source_files(learner: str) -> list[str]:
     module = sys.modules[spec.factory.__module__]
     source = Path(module.__file__ or "")
     if len(spec.factory.__module__.split(".")) > 2 or source.name == "__init__.py":
-        # learners.ilp.ilasp, or a package such as learners.gnn: every file of its package
-        files = sorted(source.parent.glob("*.py"))
+        files = sorted(package_imports(source))
     else:
         files = [source]
     # a learner from another package (an ``orch.learners`` entry point) is named by its absolute path
@@ -84,6 +86,33 @@ def source_files(learner: str) -> list[str]:
         SCORING_FILES
     )
     return sorted(paths)
+
+
+def package_imports(source: Path) -> set[Path]:
+    """``source`` and every module of its package that it imports, transitively: any ``import``
+    statement, at any depth (a lazy import inside a function counts). A package's ``__init__.py``
+    is followed only from itself: importing ``learners.ilp.search`` runs ``learners/ilp/__init__.py``,
+    but what that registers does not define the figures of the module imported."""
+    package = source.parent
+    found: set[Path] = set()
+    todo = [source]
+    while todo:
+        path = todo.pop()
+        if path in found:
+            continue
+        found.add(path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for name in names:
+                candidate = ROOT.joinpath(*name.split(".")).with_suffix(".py")
+                if candidate.parent == package and candidate.name != "__init__.py" and candidate.is_file():
+                    todo.append(candidate)
+    return found
 
 
 def source_hash(learner: str) -> str:
