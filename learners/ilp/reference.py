@@ -72,13 +72,18 @@ def gdl_program(path: Path, text: str | None = None) -> tuple[str, set[str]]:
     """The game's rules as clingo text, and the names of the relations its rules define.
 
     ``text`` replaces the file's content (a corrected copy); ``import`` lines resolve beside ``path``.
+    A rulesheet that leaves a head variable to the query (``(<= (legal ?p noop))``) is read with the
+    leniency the generator played it with (:func:`tasks.gdl.checks.bind_query_variables`, docs/gdl.md
+    "play anyway"); a rulesheet within the GDL spec is unchanged by it.
     """
     from tasks.gdl.asp import program_to_asp
     from tasks.gdl.ast import relation
+    from tasks.gdl.checks import bind_query_variables
     from tasks.gdl.kif import parse_file, parse_text
 
     program = parse_file(path) if text is None else parse_text(text, str(path), path.parent)
-    return program_to_asp(program.rules), {relation(r.head)[0] for r in program.rules}
+    rules, _ = bind_query_variables(program.rules)
+    return program_to_asp(rules), {relation(r.head)[0] for r in program.rules}
 
 
 INPUT_RELATIONS = ("true", "does", "input", "base", "init")

@@ -232,3 +232,33 @@ def test_the_reference_keeps_the_program_that_fits_the_training_data(tmp_path, a
     assert len(reported) == (2 if action == "place_pilgrim" else 1) and reported[-1] is model
     for split, per_predicate in evaluate(model, task, SPLITS).items():
         assert pool(per_predicate.values()).perfect, split
+
+
+LEFT_TO_THE_QUERY = """
+(role r) (init (score 0))
+(add 0 1 1) (add 1 1 2) (add 2 1 3)
+(<= (add ?x 0 ?x))
+(<= (legal r (inc ?y)) (true (score ?x)) (add ?x 1 ?y))
+(<= (legal r stay) (true (score ?x)))
+(<= (next (score ?y)) (does r (inc ?y)))
+(<= (next (score ?z)) (does r stay) (true (score ?x)) (add ?x 0 ?z))
+(<= terminal (true (score 3)))
+(<= (goal r 100) (true (score 3)))
+(<= (goal r 0) (not (true (score 3))))
+"""
+
+
+def test_a_game_played_anyway_is_read_with_the_same_leniency(tmp_path):
+    """``(<= (add ?x 0 ?x))`` leaves ?x to the query: the generator binds it by the universe
+    (docs/gdl.md, "play anyway"), and so must the reference, or clingo calls the rule unsafe."""
+    from tasks.generate import generate_game
+
+    gdl = tmp_path / "q.txt"
+    gdl.write_text(LEFT_TO_THE_QUERY)
+    generate_game(gdl, None, tmp_path / "ds", episodes=30, steps=6, seed=0)
+    ds = Dataset(tmp_path / "ds")
+    for target in ds.targets("q"):
+        task = ds.load_task("q", target)
+        model = make_learner("reference").fit(task, Budget(30.0))
+        for split in ("train", "test"):
+            assert pool(evaluate(model, task, (split,))[split].values()).perfect, (target, split)
