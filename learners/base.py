@@ -219,6 +219,7 @@ class LearnerSpec:
     types: dict[str, Callable[[str], Any]] = field(default_factory=dict)
     origin: str = ""
     requires: Requirements = field(default_factory=lambda: Requirements())
+    oracle: bool = False
 
     def match(self, name: str) -> dict[str, str] | None:
         """The name's parameters as written (strings; None for an absent optional group)."""
@@ -282,6 +283,7 @@ def register(
     symbolic: bool = False,
     requires: Requirements | Sequence[str] = (),
     extra: str = "",
+    oracle: bool = False,
 ) -> Callable[[Callable[..., Learner]], Callable[..., Learner]]:
     """Class/function decorator: make a learner family available by name.
 
@@ -292,6 +294,8 @@ def register(
     ``symbolic``: the family's models give rules (``Model.rules()``), stored as ``program``.
     ``requires``: what the family needs (:class:`Requirements`), or just the module names, with
     ``extra`` naming the ``orch`` extra that installs them (``requires=("torch",), extra="gnn"``).
+    ``oracle``: the family reads the answer (the game's own rules) instead of learning it: an upper
+    bound that checks the data, never counted as a learner solving a task.
     """
     needs = requires if isinstance(requires, Requirements) else Requirements(tuple(requires), extra)
 
@@ -299,6 +303,7 @@ def register(
         _REGISTRY[pattern] = LearnerSpec(
             pattern, factory, description, params, resources or {"num_cpus": 1}, example or pattern,
             testing, symbolic, _param_types(factory, pattern), getattr(factory, "__module__", ""), needs,
+            oracle,
         )  # fmt: skip
         return factory
 

@@ -212,6 +212,7 @@ def _train_errors(model: RuleModel, task: Task) -> int:
     resources={"num_cpus": 1},
     example="reference",
     symbolic=True,
+    oracle=True,
 )
 class ReferenceLearner:
     name = "reference"

@@ -328,3 +328,24 @@ def test_ggp_datasheet_tables_from_a_manifest_and_results(tmp_path):
     text = ggp_docs.render(ggp, iggp)
     assert "2 rulesheets; 1 generated, 1 failed; 1 targets kept, 1 excluded (no-negative: 1)" in text
     assert "| mean | 60s | GGP | 1 |" in text and "| mean | 60s | IGGP | 1 |" in text
+    assert "solves any kept target perfectly (0 of 1): none." in text
+
+
+def test_the_oracle_never_counts_as_solving_a_ggp_game(tmp_path):
+    """The reference reads the game's rules: its 100% checks the data, it solves nothing."""
+    from orchestrator.analysis import ggp_docs
+
+    ggp = tmp_path / "ggp"
+    ggp.mkdir()
+    game = {"game": "g", "status": "ok", "error": None, "engine": "compiled", "roles": ["a"], "fluents": 3,
+            "distinct_states": 40, "distinct_transitions": 90, "terminal_episodes": 10,
+            "targets": {"next": {"kept": True, "excluded": []}}}  # fmt: skip
+    (ggp / "manifest.json").write_text(json.dumps({"games": [game]}))
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [_row("o", "next_a", learner="reference"), _row("m", "next_a", learner="mean", counts=(0, 0, 3, 1))]
+    )
+    export(store, ggp, commit="abc")
+    text = ggp_docs.render(ggp, tmp_path / "no-iggp")
+    assert "| reference | 60s | GGP | 1 | 100.0% | 1/1 |" in text and "| reference | 60s | IGGP |" not in text
+    assert "solves any kept target perfectly (1 of 1): g." in text
