@@ -114,6 +114,13 @@ def ggp_command(
     budget: float | None = budget_option("10s", "Hard wall-clock limit per predicate (e.g. 10s)."),
     repeats: int = _REPEATS,
     games: str | None = typer.Option(None, "--games", "-g", help="Only these games (default: all kept)."),
+    sample: int | None = typer.Option(
+        None,
+        "--sample",
+        min=1,
+        help="Only N games with a kept target, the same N for every corpus of the same games: those whose "
+        "name has the smallest SHA-256 (the datasheet's fixed sample for long budgets).",
+    ),
     store: str = _store_option("./orch-bench-ggp"),
     out: Path = _out_option(GGP_RESULTS_DIR),
     num_cpus: int | None = _NUM_CPUS,
@@ -132,6 +139,12 @@ def ggp_command(
     try:
         rows = read_manifest(corpus)
         kept, left_out = kept_targets(r for r in rows if chosen is None or r["game"] in chosen)
+        if sample is not None:
+            picked = set(fixed_sample(sorted({g for g, _ in kept}), sample))
+            left_out += [
+                f"{g}: not in the --sample of {sample} games" for g in sorted({g for g, _ in kept} - picked)
+            ]
+            kept = {(g, t) for g, t in kept if g in picked}
         runnable, skipped = runnable_tasks(corpus, sorted({g for g, _ in kept}))
     except Exception as e:
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
@@ -142,6 +155,14 @@ def ggp_command(
                     out, num_cpus)  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(corpus / MANIFEST, out / MANIFEST)
+
+
+def fixed_sample(games: list[str], n: int) -> list[str]:
+    """The ``n`` games whose name has the smallest SHA-256, sorted: a sample that depends on the
+    names alone, so a corpus regenerated, or grown by other games, keeps the games it shares."""
+    import hashlib
+
+    return sorted(sorted(games, key=lambda g: hashlib.sha256(g.encode()).hexdigest())[:n])
 
 
 def _names(text: str) -> list[str]:

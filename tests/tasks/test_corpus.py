@@ -187,6 +187,19 @@ def test_bench_ggp_runs_the_kept_targets_only_and_keeps_the_manifest(rulesheets,
     assert (out / MANIFEST).read_bytes() == (corpus / MANIFEST).read_bytes()
 
 
+def test_the_fixed_sample_depends_on_the_names_alone():
+    """`orch bench ggp --sample N`: the same games whatever else the corpus holds, or its order."""
+    from orchestrator.cli.bench import fixed_sample
+
+    names = [f"game{i}" for i in range(40)]
+    sample = fixed_sample(names, 30)
+    assert len(sample) == 30 and sample == sorted(sample) and set(sample) <= set(names)
+    assert fixed_sample(list(reversed(names)), 30) == sample
+    grown = fixed_sample([*names, *(f"other{i}" for i in range(10))], 30)  # games added: none of
+    assert set(grown) & set(names) <= set(sample)  # the old games enters the sample in their place
+    assert set(fixed_sample(names, 10)) <= set(sample)
+
+
 def test_a_game_over_its_memory_cap_fails_alone_as_oom(rulesheets, tmp_path):
     """A game whose playouts outgrow --memory-per-job is stopped by its own watchdog and recorded as
     ``oom`` with its reason, instead of taking the node (where Ray's own OOM killer would kill and
