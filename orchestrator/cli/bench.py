@@ -159,7 +159,8 @@ def ggp_command(
 
 def fixed_sample(games: list[str], n: int) -> list[str]:
     """The ``n`` games whose name has the smallest SHA-256, sorted: a sample that depends on the
-    names alone, so a corpus regenerated, or grown by other games, keeps the games it shares."""
+    names alone: a regenerated corpus gives the same sample, one grown by other games can only
+    trade sampled games for new ones."""
     import hashlib
 
     return sorted(sorted(games, key=lambda g: hashlib.sha256(g.encode()).hexdigest())[:n])
