@@ -228,6 +228,10 @@ def unwritten_targets(signature: Signature) -> dict[str, str]:
     return {t: why for t, why in reasons.items() if why is not None}
 
 
+STATE_BATCH = 1024
+"""States whose legal, goal and terminal atoms are derived in one engine call (`Engine.state_atoms`)."""
+
+
 def extract(
     engine: Engine | PerStateEngine, signature: Signature, playouts: Playouts, seed: int
 ) -> dict[str, dict[str, DatFile]]:
@@ -258,14 +262,18 @@ def extract(
     split_of = split_states(list(playouts.states), seed)
     files = {t: {s: DatFile(atoms[t], statics, []) for s in SPLITS} for t in targets}
     backgrounds: dict[bytes, list[str]] = {}
-    for key, state in playouts.states.items():
-        ids = np.flatnonzero(state)
-        b = backgrounds[key] = sorted(check([flat_true[i] for i in ids], fluent_ok, "fluent"))
-        derived = engine.evaluate([engine.fluents[i] for i in ids])
-        for target in ("goal", "legal", "terminal"):
-            if target in files:
-                pos = sorted(check([flatten(a) for a in derived[target]], known[target].__contains__, target))
-                files[target][split_of[key]].examples.append((b, pos))
+    keys = list(playouts.states)
+    for start in range(0, len(keys), STATE_BATCH):
+        chunk = keys[start : start + STATE_BATCH]
+        for key, derived in zip(chunk, engine.state_atoms([playouts.states[k] for k in chunk]), strict=True):
+            ids = np.flatnonzero(playouts.states[key])
+            b = backgrounds[key] = sorted(check([flat_true[i] for i in ids], fluent_ok, "fluent"))
+            for target in ("goal", "legal", "terminal"):
+                if target in files:
+                    pos = sorted(
+                        check([flatten(a) for a in derived[target]], known[target].__contains__, target)
+                    )
+                    files[target][split_of[key]].examples.append((b, pos))
     for (key, joint), nxt in playouts.transitions.items():
         if "next" not in files:
             break

@@ -357,9 +357,13 @@ class PerStateEngine:
     def move_id(self, role: str, move: str) -> int:
         return self._move(self._role_ix[role], canonical(move))
 
-    def atom_texts(self) -> set[str]:
-        """Every ground atom play has met: static facts, fluents, moves, derived targets (types)."""
-        return set(self._seen)
+    def atom_texts(self) -> list[str]:
+        """Every ground atom play has met: static facts, fluents, moves, derived targets (types).
+
+        Sorted: the inferred ``.typ`` lists each type's constants in the order they come here, and
+        a set's order changes from one process to the next (string hashing is seeded per process),
+        so the same game gave ``.typ`` files that differed in the order of their constants."""
+        return sorted(self._seen)
 
     def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
         """As `tasks.gdl.engine.Engine.evaluate`: derived atoms (GDL text) of any set of fluents."""
@@ -376,6 +380,21 @@ class PerStateEngine:
         )
         out["next"] = [f"next({self.fluents[i]})" for i in self._next(ids, joint)]
         return {k: sorted(x) for k, x in out.items()}
+
+    def state_atoms(self, states: list[State]) -> list[dict[str, list[str]]]:
+        """As `tasks.gdl.engine.Engine.state_atoms`: legal, goal and terminal atoms of each state,
+        without the ``next`` solve that `evaluate` adds (the generator does not read it)."""
+        out = []
+        for state in states:
+            legal, goals, terminal = self._state(self._ids(state))
+            atoms = [f"legal({role},{ms[i]})" for role, ms, lg in zip(self.roles, self.moves, legal, strict=True)
+                     for i in lg]  # fmt: skip
+            out.append({
+                "legal": sorted(atoms),
+                "goal": sorted(f"goal({role},{v})" for role, vs in goals.items() for v in vs),
+                "terminal": ["terminal"] if terminal else [],
+            })  # fmt: skip
+        return out
 
     def playouts(
         self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024, deadline: float | None = None

@@ -215,3 +215,27 @@ def test_a_game_over_its_memory_cap_fails_alone_as_oom(rulesheets, tmp_path):
     assert result.exit_code == 1, result.output
     (game,) = json.loads((tmp_path / "out" / MANIFEST).read_text())["games"]
     assert game["status"] == "oom" and game["error"], game
+
+
+def test_a_per_state_game_is_byte_identical_across_processes(rulesheets, tmp_path):
+    """String hashing is seeded per process: whatever passes through a set must be ordered before it
+    reaches a file. A game on the per-state engine (forced by a grounding bound of ~0 s) infers its
+    ``.typ`` from the atoms play met; two processes with other hash seeds write the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tasks.generate import generate_game; "
+        "generate_game(sys.argv[1], None, sys.argv[2], episodes=30, steps=20, seed=0, ground_seconds=1e-6)"
+    )
+    outs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / hash_seed
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run(
+            [sys.executable, "-c", code, str(rulesheets / "nim1.kif"), str(out)], check=True, env=env
+        )
+        outs.append(_files(out))
+    assert outs[0] == outs[1]
+    assert "types/nim1.typ" in outs[0] and any(k.startswith("data/") for k in outs[0])
