@@ -26,11 +26,42 @@ from tasks.gdl.trace import State, Trace, goal_key
 __all__ = ["Engine", "State", "Trace"]
 
 
+def _state_atoms(self: Engine, states: list[State]) -> list[dict[str, list[str]]]:
+    """`Engine.state_atoms`: the ``legal``, ``goal`` and ``terminal`` atoms (GDL text, sorted) of each of ``states``:
+    what `evaluate` gives for them, in one circuit run per batch.
+
+    Why: the generator derives these for every distinct state met (tens of thousands). One
+    `evaluate` per state loads a batch of one and writes a text for each of the game's moves
+    it tests (amazons: thousands), and runs the move phase for ``next`` that the generator
+    does not read: 68 ms a state, most of a 1000-episode amazons generation.
+    """
+    if not states:
+        return []
+    batch = np.stack([np.asarray(s, dtype=bool) for s in states])
+    v = self._load(batch)
+    n = len(batch)
+    out: list[dict[str, list[str]]] = [{"legal": [], "goal": [], "terminal": []} for _ in range(n)]
+    for role, ms, rows in zip(self.roles, self.moves, self._legal_rows, strict=True):
+        words = v[rows]
+        some = np.flatnonzero(words.any(axis=1))  # moves legal in some state: unpack only those
+        for k, j in zip(*np.nonzero(unpack(words[some], n)), strict=True):
+            out[j]["legal"].append(f"legal({role},{ms[some[k]]})")
+    for role, goal_rows in zip(self.roles, self._goal_rows, strict=True):
+        if goal_rows:
+            held = unpack(v[[a for _, a in goal_rows]], n)
+            for k, j in zip(*np.nonzero(held), strict=True):
+                out[j]["goal"].append(f"goal({role},{goal_rows[k][0]})")
+    for j in np.flatnonzero(unpack(v[[self._terminal_row]], n)[0]):
+        out[j]["terminal"] = ["terminal"]
+    return [{k: sorted(x) for k, x in d.items()} for d in out]
+
+
 class Engine:
     """Compiled engine for one game; build it with `Game.engine()`."""
 
     kind = "compiled"
     """Which engine this is (`tasks.gdl.perstate.PerStateEngine` says ``per-state``)."""
+    state_atoms = _state_atoms  # the legal, goal and terminal atoms of a batch of states (above)
 
     def __init__(
         self, game: Groundable, ground_seconds: float | None = None, extra_fluents: tuple[str, ...] = ()
@@ -218,35 +249,6 @@ class Engine:
             f"next({f})" for f, a in zip(self.fluents, self._next_rows, strict=True) if v[a, 0] & 1
         ]
         return {k: sorted(x) for k, x in out.items()}
-
-    def state_atoms(self, states: list[State]) -> list[dict[str, list[str]]]:
-        """The ``legal``, ``goal`` and ``terminal`` atoms (GDL text, sorted) of each of ``states``:
-        what `evaluate` gives for them, in one circuit run per batch.
-
-        Why: the generator derives these for every distinct state met (tens of thousands). One
-        `evaluate` per state loads a batch of one and writes a text for each of the game's moves
-        it tests (amazons: thousands), and runs the move phase for ``next`` that the generator
-        does not read: 68 ms a state, most of a 1000-episode amazons generation.
-        """
-        if not states:
-            return []
-        batch = np.stack([np.asarray(s, dtype=bool) for s in states])
-        v = self._load(batch)
-        n = len(batch)
-        out: list[dict[str, list[str]]] = [{"legal": [], "goal": [], "terminal": []} for _ in range(n)]
-        for role, ms, rows in zip(self.roles, self.moves, self._legal_rows, strict=True):
-            words = v[rows]
-            some = np.flatnonzero(words.any(axis=1))  # moves legal in some state: unpack only those
-            for k, j in zip(*np.nonzero(unpack(words[some], n)), strict=True):
-                out[j]["legal"].append(f"legal({role},{ms[some[k]]})")
-        for role, goal_rows in zip(self.roles, self._goal_rows, strict=True):
-            if goal_rows:
-                held = unpack(v[[a for _, a in goal_rows]], n)
-                for k, j in zip(*np.nonzero(held), strict=True):
-                    out[j]["goal"].append(f"goal({role},{goal_rows[k][0]})")
-        for j in np.flatnonzero(unpack(v[[self._terminal_row]], n)[0]):
-            out[j]["terminal"] = ["terminal"]
-        return [{k: sorted(x) for k, x in d.items()} for d in out]
 
     # ----------------------------------------------------------------- playouts
     def playouts(self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024) -> list[Trace]:

@@ -163,6 +163,22 @@ class _Worker:
             pass
 
 
+def _state_atoms(self: PerStateEngine, states: list[State]) -> list[dict[str, list[str]]]:
+    """`PerStateEngine.state_atoms`, as `tasks.gdl.engine.Engine.state_atoms`: legal, goal and terminal atoms of each state,
+    without the ``next`` solve that `evaluate` adds (the generator does not read it)."""
+    out = []
+    for state in states:
+        legal, goals, terminal = self._state(self._ids(state))
+        atoms = [f"legal({role},{ms[i]})" for role, ms, lg in zip(self.roles, self.moves, legal, strict=True)
+                 for i in lg]  # fmt: skip
+        out.append({
+            "legal": sorted(atoms),
+            "goal": sorted(f"goal({role},{v})" for role, vs in goals.items() for v in vs),
+            "terminal": ["terminal"] if terminal else [],
+        })  # fmt: skip
+    return out
+
+
 class PerStateEngine:
     """The compiled engine's interface, answered by one clingo grounding per state (module docstring)."""
 
@@ -381,20 +397,7 @@ class PerStateEngine:
         out["next"] = [f"next({self.fluents[i]})" for i in self._next(ids, joint)]
         return {k: sorted(x) for k, x in out.items()}
 
-    def state_atoms(self, states: list[State]) -> list[dict[str, list[str]]]:
-        """As `tasks.gdl.engine.Engine.state_atoms`: legal, goal and terminal atoms of each state,
-        without the ``next`` solve that `evaluate` adds (the generator does not read it)."""
-        out = []
-        for state in states:
-            legal, goals, terminal = self._state(self._ids(state))
-            atoms = [f"legal({role},{ms[i]})" for role, ms, lg in zip(self.roles, self.moves, legal, strict=True)
-                     for i in lg]  # fmt: skip
-            out.append({
-                "legal": sorted(atoms),
-                "goal": sorted(f"goal({role},{v})" for role, vs in goals.items() for v in vs),
-                "terminal": ["terminal"] if terminal else [],
-            })  # fmt: skip
-        return out
+    state_atoms = _state_atoms  # the legal, goal and terminal atoms of a batch of states (above)
 
     def playouts(
         self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024, deadline: float | None = None
