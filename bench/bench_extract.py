@@ -1,6 +1,8 @@
 """Bench: deriving the legal, goal and terminal atoms of every distinct state met (the generator's
-``extract``), one `evaluate` per state (the reference, the path before) against `state_atoms` in
-batches of `tasks.generate.STATE_BATCH`, on the same states, with the answers compared.
+``extract``), one `evaluate` per state (the path before: a batch of one, plus the ``next`` phase)
+against `state_atoms` in batches of `tasks.generate.STATE_BATCH`, on the same states, with the
+answers compared. Both read the state phase through one function; that the atoms are the game's is
+checked against clingo by tests/tasks/gdl/test_gdl_demand.py and `orch games check`.
 
     python bench/bench_extract.py                                  # a few GGP rulesheets
     python bench/bench_extract.py --games amazons,3pttc --episodes 20 --json

@@ -105,11 +105,9 @@ def difficulty_section(ggp: dict, iggp: dict) -> list[str]:
                          f"{s['perfect']}/{s['tasks']}", _quartiles(bas)])  # fmt: skip
     solved: dict[str, bool] = defaultdict(bool)
     for (learner, _), rows in ggp.items():
+        counts = not oracle(learner)  # the oracle's games count, its scores do not
         for r in rows:
-            if oracle(learner):
-                solved[r["game"]] |= False  # the game counts, the oracle's score does not
-                continue
-            solved[r["game"]] |= r["perfect"] == "1"
+            solved[r["game"]] |= counts and r["perfect"] == "1"
     unsolved = sorted(g for g, ok in solved.items() if not ok)
     head = [
         "learner",

@@ -140,10 +140,9 @@ def ggp_command(
         rows = read_manifest(corpus)
         kept, left_out = kept_targets(r for r in rows if chosen is None or r["game"] in chosen)
         if sample is not None:
-            picked = set(fixed_sample(sorted({g for g, _ in kept}), sample))
-            left_out += [
-                f"{g}: not in the --sample of {sample} games" for g in sorted({g for g, _ in kept} - picked)
-            ]
+            games_kept = sorted({g for g, _ in kept})
+            picked = set(fixed_sample(games_kept, sample))
+            left_out += [f"{g}: not in the --sample of {sample} games" for g in games_kept if g not in picked]
             kept = {(g, t) for g, t in kept if g in picked}
         runnable, skipped = runnable_tasks(corpus, sorted({g for g, _ in kept}))
     except Exception as e:

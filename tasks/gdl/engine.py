@@ -27,19 +27,22 @@ __all__ = ["Engine", "State", "Trace"]
 
 
 def _state_atoms(self: Engine, states: list[State]) -> list[dict[str, list[str]]]:
-    """`Engine.state_atoms`: the ``legal``, ``goal`` and ``terminal`` atoms (GDL text, sorted) of each of ``states``:
-    what `evaluate` gives for them, in one circuit run per batch.
+    """`Engine.state_atoms`: the ``legal``, ``goal`` and ``terminal`` atoms (GDL text, sorted) of
+    each of ``states``, what `evaluate` gives for them, in one circuit run per batch.
 
     Why: the generator derives these for every distinct state met (tens of thousands). One
-    `evaluate` per state loads a batch of one and writes a text for each of the game's moves
-    it tests (amazons: thousands), and runs the move phase for ``next`` that the generator
-    does not read: 68 ms a state, most of a 1000-episode amazons generation.
+    `evaluate` per state loads a batch of one and runs the move phase for ``next``, which the
+    generator does not read: 68 ms a state, most of a 1000-episode amazons generation.
     """
     if not states:
         return []
     batch = np.stack([np.asarray(s, dtype=bool) for s in states])
-    v = self._load(batch)
-    n = len(batch)
+    return _loaded_atoms(self, self._load(batch), len(batch))
+
+
+def _loaded_atoms(self: Engine, v: np.ndarray, n: int) -> list[dict[str, list[str]]]:
+    """The ``legal``, ``goal`` and ``terminal`` atoms (sorted) of the ``n`` states loaded in ``v``;
+    texts are written only for the moves legal in some state (amazons has thousands of moves)."""
     out: list[dict[str, list[str]]] = [{"legal": [], "goal": [], "terminal": []} for _ in range(n)]
     for role, ms, rows in zip(self.roles, self.moves, self._legal_rows, strict=True):
         words = v[rows]
@@ -235,20 +238,14 @@ class Engine:
         state = np.zeros(len(self.fluents), dtype=bool)
         state[[self._fluent_ix[f] for f in fluents]] = True
         v = self._load(state[None])
-        out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
-        for role, ms, rows in zip(self.roles, self.moves, self._legal_rows, strict=True):
-            out["legal"] += [f"legal({role},{m})" for m, a in zip(ms, rows, strict=True) if v[a, 0] & 1]
-        for role, goal_rows in zip(self.roles, self._goal_rows, strict=True):
-            out["goal"] += [f"goal({role},{value})" for value, a in goal_rows if v[a, 0] & 1]
-        if v[self._terminal_row, 0] & 1:
-            out["terminal"] = ["terminal"]
+        out = _loaded_atoms(self, v, 1)[0]
         joint = [self._move_ix[r][moves[role]] if role in moves else -1 for r, role in enumerate(self.roles)]
         self._set_moves(v, np.array([joint], dtype=np.int64))
         self.circuit.run(v, 1)
-        out["next"] = [
+        out["next"] = sorted(
             f"next({f})" for f, a in zip(self.fluents, self._next_rows, strict=True) if v[a, 0] & 1
-        ]
-        return {k: sorted(x) for k, x in out.items()}
+        )
+        return out
 
     # ----------------------------------------------------------------- playouts
     def playouts(self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024) -> list[Trace]:

@@ -166,17 +166,22 @@ class _Worker:
 def _state_atoms(self: PerStateEngine, states: list[State]) -> list[dict[str, list[str]]]:
     """`PerStateEngine.state_atoms`, as `tasks.gdl.engine.Engine.state_atoms`: legal, goal and terminal atoms of each state,
     without the ``next`` solve that `evaluate` adds (the generator does not read it)."""
-    out = []
-    for state in states:
-        legal, goals, terminal = self._state(self._ids(state))
-        atoms = [f"legal({role},{ms[i]})" for role, ms, lg in zip(self.roles, self.moves, legal, strict=True)
-                 for i in lg]  # fmt: skip
-        out.append({
-            "legal": sorted(atoms),
-            "goal": sorted(f"goal({role},{v})" for role, vs in goals.items() for v in vs),
-            "terminal": ["terminal"] if terminal else [],
-        })  # fmt: skip
-    return out
+    return [_atoms_of(self, self._ids(state)) for state in states]
+
+
+def _atoms_of(self: PerStateEngine, ids: tuple[int, ...]) -> dict[str, list[str]]:
+    """The ``legal``, ``goal`` and ``terminal`` atoms (GDL text, sorted) of the state of fluents ``ids``."""
+    legal, goals, terminal = self._state(ids)
+    atoms = [
+        f"legal({role},{ms[i]})"
+        for role, ms, lg in zip(self.roles, self.moves, legal, strict=True)
+        for i in lg
+    ]
+    return {
+        "legal": sorted(atoms),
+        "goal": sorted(f"goal({role},{v})" for role, vs in goals.items() for v in vs),
+        "terminal": ["terminal"] if terminal else [],
+    }
 
 
 class PerStateEngine:
@@ -384,18 +389,13 @@ class PerStateEngine:
     def evaluate(self, true_fluents: list[str], does: dict[str, str] | None = None) -> dict[str, list[str]]:
         """As `tasks.gdl.engine.Engine.evaluate`: derived atoms (GDL text) of any set of fluents."""
         ids = tuple(sorted(set(self._register([canonical(f) for f in true_fluents]))))
-        legal, goals, terminal = self._state(ids)
-        out: dict[str, list[str]] = {"legal": [], "goal": [], "terminal": [], "next": []}
-        for role, ms, lg in zip(self.roles, self.moves, legal, strict=True):
-            out["legal"] += [f"legal({role},{ms[i]})" for i in lg]
-        out["goal"] = [f"goal({role},{v})" for role, vs in goals.items() for v in vs]
-        out["terminal"] = ["terminal"] if terminal else []
+        out = _atoms_of(self, ids)
         moves = {r: canonical(m) for r, m in (does or {}).items()}
         joint = tuple(
             self._move(r, moves[role]) if role in moves else -1 for r, role in enumerate(self.roles)
         )
-        out["next"] = [f"next({self.fluents[i]})" for i in self._next(ids, joint)]
-        return {k: sorted(x) for k, x in out.items()}
+        out["next"] = sorted(f"next({self.fluents[i]})" for i in self._next(ids, joint))
+        return out
 
     state_atoms = _state_atoms  # the legal, goal and terminal atoms of a batch of states (above)
 
