@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -144,15 +145,22 @@ class Task:
 
     @property
     def predicates(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for a in self.target_atoms.names:
-            seen.setdefault(predicate_of(a), None)
-        return list(seen)
+        return list(self._predicate_index[0])
 
     def predicate_ids(self) -> np.ndarray:
-        """For every target atom, the index of its predicate in ``self.predicates``."""
-        preds = {p: i for i, p in enumerate(self.predicates)}
-        return np.fromiter((preds[predicate_of(a)] for a in self.target_atoms.names), dtype=np.int64)
+        """For every target atom, the index of its predicate in ``self.predicates`` (read-only)."""
+        return self._predicate_index[1]
+
+    @cached_property
+    def _predicate_index(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """The predicates in first-seen order and each target atom's predicate index, computed once:
+        scoring asks for them per job and split, and a generated task has 10^5 target atoms."""
+        preds: dict[str, int] = {}
+        ids = np.fromiter(
+            (preds.setdefault(predicate_of(a), len(preds)) for a in self.target_atoms.names), dtype=np.int64
+        )
+        ids.setflags(write=False)
+        return tuple(preds), ids
 
     def predicate_columns(self, predicate: str) -> np.ndarray:
         return np.flatnonzero(self.predicate_ids() == self.predicates.index(predicate))

@@ -67,6 +67,47 @@ def test_only_candidates_are_scored_and_each_once():
     assert count(task, test, pred) == {"next_a": Counts(tp=2, fp=2), "next_b": Counts(tp=1, fp=1)}
 
 
+def cell_by_cell(task, split, pred) -> dict[str, Counts]:
+    """The definition of the counts, one cell at a time (the reference for :func:`count`)."""
+    dense = pred.toarray() if sp.issparse(pred) else np.asarray(pred)
+    labels = split.positives.toarray()
+    out = {p: Counts() for p in task.predicates}
+    for col in sorted(set(int(c) for c in split.candidates)):
+        name = task.predicates[task.predicate_ids()[col]]
+        for row in range(split.n_examples):
+            said, truth = bool(dense[row, col]), bool(labels[row, col])
+            out[name] = out[name] + Counts(
+                said and truth, said and not truth, not (said or truth), truth and not said
+            )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_count_equals_the_cell_by_cell_definition(seed):
+    """Random tasks and predictions: dense (any dtype), sparse with values other than 1 and an
+    explicit zero, candidates that repeat or leave columns out."""
+    rng = np.random.default_rng(seed)
+    n_atoms = int(rng.integers(1, 12))
+    atoms = [f"next_{'abc'[int(rng.integers(3))]}({i})" for i in range(n_atoms)]
+    examples = [
+        ([f"x({i})"], [a for a in atoms if rng.random() < 0.4]) for i in range(int(rng.integers(1, 9)))
+    ]
+    task = make_task({"train": examples, "test": examples}, atoms)
+    test = task.split("test")
+    test.candidates = rng.integers(0, n_atoms, size=int(rng.integers(0, 2 * n_atoms)))
+    shape = (test.n_examples, n_atoms)
+    dense = rng.integers(0, 3, size=shape)  # 0, 1 or 2: any nonzero predicts true
+    rows, cols = np.nonzero(dense)
+    doubled = sp.csr_matrix(  # every entry given twice (summed to 2 or 4), plus an explicit zero
+        (np.r_[dense[rows, cols], dense[rows, cols], [0]], (np.r_[rows, rows, [0]], np.r_[cols, cols, [0]])),
+        shape=shape,
+    )
+    expected = cell_by_cell(task, test, dense)
+    assert count(task, test, dense) == expected
+    assert count(task, test, dense.astype(bool)) == expected
+    assert count(task, test, doubled) == expected
+
+
 def test_count_rejects_predictions_of_the_wrong_shape():
     task = two_predicate_task()
     with pytest.raises(ValueError, match="expected \\(2, 3\\)"):
