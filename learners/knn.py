@@ -20,7 +20,9 @@ How it is fast:
   just those k; keys are int32 whenever they fit.
 * The vote is a sparse product: a neighbour-indicator matrix (n_query x n_train, k ones per row)
   times the training positives.
-* :func:`knn_predictions` ranks neighbours once for several k (knn1 and knn5 share them).
+* :func:`knn_predictions` ranks neighbours once for several k, and :func:`ranked` keeps each
+  ranking on disk (``$ORCH_CACHE/neighbours``), so the jobs of a task's other predicates and of
+  knn1/knn5 read it instead of ranking again.
 
 Statics are the same in every example, so they cancel in the distance; any static atom that also
 appears in rows is masked out so that the distance is exactly that of B = statics + dynamic atoms.
@@ -28,8 +30,11 @@ appears in rows is masked out so that the distance is exactly that of B = static
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -161,6 +166,73 @@ def vote(neighbours: np.ndarray, train_positives: sp.csr_matrix, k: int) -> sp.c
     return votes.astype(bool)
 
 
+RANKED_AT_LEAST = 5
+"""Neighbours ranked (and cached) per query row whatever k asks: knn1 and knn5 share one ranking."""
+
+CACHE_KEEP = 4096
+"""Rankings kept on disk; the oldest beyond this are deleted after each write."""
+
+
+def neighbour_cache() -> Path | None:
+    """Where rankings are cached across processes (``$ORCH_CACHE/neighbours``); None when
+    ``ORCH_NEIGHBOUR_CACHE=off``."""
+    if os.environ.get("ORCH_NEIGHBOUR_CACHE", "").lower() in ("0", "off", "no", "false"):
+        return None
+    from tasks.cache import cache_dir
+
+    return cache_dir("neighbours")
+
+
+def ranking_key(index: NeighbourIndex, query: sp.csr_matrix, k: int) -> str:
+    """A hash of everything a ranking depends on: the indexed training rows, the query rows (its
+    dynamic columns), k and this definition's version."""
+    q = _as_sets(query if index.columns is None else query[:, index.columns])
+    digest = hashlib.sha256(f"knn-ranking-v1/{k}/{index.train.shape}/{q.shape}".encode())
+    for part in (index.train.indptr, index.train.indices, q.indptr, q.indices):
+        digest.update(np.ascontiguousarray(part, dtype=np.int64).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def ranked(
+    index: NeighbourIndex, query: sp.csr_matrix, k: int, chunk_cells: int = DEFAULT_CHUNK_CELLS
+) -> np.ndarray:
+    """``index.nearest(query, k)``, read from the on-disk cache when this ranking was made before.
+
+    Why: every flattened predicate of a task is its own job (``next_cell``, ``next_control``), in
+    its own process, but they share the backgrounds, so their neighbours are the same. On a large
+    generated game the ranking is nearly all of a knn job's time. The first ``k`` of a ranking made
+    for more neighbours are exactly the ranking for ``k`` (keys are unique), so one ranking of
+    :data:`RANKED_AT_LEAST` serves knn1 and knn5. A missing, unreadable or unwritable cache only
+    costs the computation.
+    """
+    root = neighbour_cache()
+    wanted = max(k, RANKED_AT_LEAST)
+    if root is None:
+        return index.nearest(query, k, chunk_cells)
+    path = root / f"{ranking_key(index, query, wanted)}.npy"
+    try:
+        return np.load(path, allow_pickle=False)[:, :k]
+    except (OSError, ValueError):
+        pass
+    out = index.nearest(query, wanted, chunk_cells)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            np.save(f, out.astype(np.int32 if index.n_train < 2**31 else np.int64), allow_pickle=False)
+        os.replace(tmp, path)  # atomic: a reader sees a whole file or none
+        _prune(root)
+    except OSError:  # a full or read-only disk: the ranking is still right, just not kept
+        pass
+    return out[:, :k]
+
+
+def _prune(root: Path) -> None:
+    entries = sorted(root.glob("*.npy"), key=lambda p: p.stat().st_mtime)
+    for old in entries[: max(0, len(entries) - CACHE_KEEP)]:
+        old.unlink(missing_ok=True)
+
+
 def knn_predictions(
     index: NeighbourIndex,
     train_positives: sp.csr_matrix,
@@ -170,7 +242,7 @@ def knn_predictions(
 ) -> dict[int, sp.csr_matrix]:
     """Predictions for several k at once, ranking the neighbours only once (for the largest k)."""
     ks = sorted(set(int(k) for k in ks))
-    neighbours = index.nearest(query, max(ks), chunk_cells)
+    neighbours = ranked(index, query, max(ks), chunk_cells)
     return {k: vote(neighbours, train_positives, k) for k in ks}
 
 

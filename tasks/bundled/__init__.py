@@ -23,7 +23,6 @@ Generation writes into a temporary directory that is renamed into place, so conc
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -58,7 +57,9 @@ def _existing(path: Path, name: str) -> Path:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("ORCH_CACHE", Path.home() / ".cache" / "orch")).expanduser() / "bundled"
+    from tasks.cache import cache_dir
+
+    return cache_dir("bundled")
 
 
 def content_hash(episodes: int = EPISODES, steps: int = STEPS, seed: int = SEED) -> str:

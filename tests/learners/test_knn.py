@@ -7,7 +7,7 @@ import pytest
 from ilp_tasks import make_task
 
 from learners.base import Budget, make_learner
-from learners.knn import NeighbourIndex, knn_predictions, vote
+from learners.knn import NeighbourIndex, knn_predictions, ranked, vote
 from tasks.task import bool_csr
 
 ATOMS = ["p(1)", "p(2)", "p(3)"]
@@ -122,3 +122,49 @@ def test_describe_names_k_the_training_size_and_the_tie_rule():
     task = make_task({"train": [(["a()"], ["p(1)"])] * 3, "test": [([], [])]}, ATOMS)
     text = make_learner("knn5").fit(task, Budget(5)).describe()
     assert "knn5 over 3 training backgrounds" in text and "ties by training order" in text
+
+
+def random_index_and_query(seed: int = 1):
+    rng = np.random.default_rng(seed)
+    n_atoms = 20
+    train = bool_csr([rng.choice(n_atoms, rng.integers(0, 7), replace=False) for _ in range(40)], n_atoms)
+    query = bool_csr([rng.choice(n_atoms, rng.integers(0, 7), replace=False) for _ in range(15)], n_atoms)
+    return NeighbourIndex.of(train), query
+
+
+def test_rankings_are_cached_on_disk_and_a_cached_ranking_serves_every_smaller_k(tmp_path, monkeypatch):
+    monkeypatch.setenv("ORCH_CACHE", str(tmp_path))
+    index, query = random_index_and_query()
+    expected = {k: index.nearest(query, k).tolist() for k in (1, 3, 5)}
+    assert ranked(index, query, 1).tolist() == expected[1]  # computed for 5 neighbours, kept
+    assert len(list((tmp_path / "neighbours").glob("*.npy"))) == 1
+
+    def no_ranking(*args, **kwargs):
+        raise AssertionError("ranked again instead of reading the cache")
+
+    monkeypatch.setattr(NeighbourIndex, "nearest", no_ranking)
+    for k in (1, 3, 5):
+        assert ranked(index, query, k).tolist() == expected[k]
+    # another query is another entry
+    _, other = random_index_and_query(seed=2)
+    with pytest.raises(AssertionError, match="ranked again"):
+        ranked(index, other, 1)
+
+
+def test_a_broken_or_unwritable_cache_costs_only_the_computation(tmp_path, monkeypatch):
+    index, query = random_index_and_query()
+    expected = index.nearest(query, 5).tolist()
+    monkeypatch.setenv("ORCH_CACHE", str(tmp_path))
+    ranked(index, query, 5)
+    (entry,) = (tmp_path / "neighbours").glob("*.npy")
+    entry.write_bytes(b"not a numpy file")
+    assert ranked(index, query, 5).tolist() == expected  # recomputed and written again
+    assert np.load(entry).tolist() == expected
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("ORCH_CACHE", str(blocked))  # the cache folder cannot be created
+    assert ranked(index, query, 5).tolist() == expected
+    monkeypatch.setenv("ORCH_NEIGHBOUR_CACHE", "off")
+    monkeypatch.setenv("ORCH_CACHE", str(tmp_path / "unused"))
+    assert ranked(index, query, 3).tolist() == [row[:3] for row in expected]
+    assert not (tmp_path / "unused").exists()
