@@ -20,6 +20,7 @@ import typer
 
 from orchestrator.analysis.locations import GGP_RESULTS_DIR, RESULTS_DIR, ROOT
 from orchestrator.cli.errors import EXIT_FAILED, OrchError
+from orchestrator.cli.run import memory_per_job_option
 from orchestrator.durations import budget_option
 
 bench_app = typer.Typer(
@@ -91,6 +92,7 @@ def iggp_command(
     store: str = _store_option("./orch-bench-iggp"),
     out: Path = _out_option(RESULTS_DIR),
     num_cpus: int | None = _NUM_CPUS,
+    memory_per_job: str | None = memory_per_job_option(),
 ) -> None:
     """Run learners on every IGGP task with train and test data, then export per-task results files.
 
@@ -102,7 +104,9 @@ def iggp_command(
         tasks, skipped = runnable_tasks(dataset, chosen)
     except Exception as e:
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
-    _run_and_export(dataset, learners, tasks, skipped, chosen, budget, repeats, store, out, num_cpus)
+    _run_and_export(
+        dataset, learners, tasks, skipped, chosen, budget, repeats, store, out, num_cpus, memory_per_job
+    )
 
 
 @bench_app.command("ggp")
@@ -124,6 +128,7 @@ def ggp_command(
     store: str = _store_option("./orch-bench-ggp"),
     out: Path = _out_option(GGP_RESULTS_DIR),
     num_cpus: int | None = _NUM_CPUS,
+    memory_per_job: str | None = memory_per_job_option(),
 ) -> None:
     """Run learners on every kept target of a GGP corpus, then export per-task results files.
 
@@ -151,7 +156,7 @@ def ggp_command(
     if not games_run:
         raise OrchError(f"{corpus}: no target passes the quality rules")
     _run_and_export(corpus, learners, kept & runnable, left_out + skipped, games_run, budget, repeats, store,
-                    out, num_cpus)  # fmt: skip
+                    out, num_cpus, memory_per_job)  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(corpus / MANIFEST, out / MANIFEST)
 
@@ -174,6 +179,7 @@ def _names(text: str) -> list[str]:
 def _run_and_export(
     dataset: Path, learners: str, tasks: set[tuple[str, str]], skipped: list[str], games: list[str] | None,
     budget: float | None, repeats: int, store: str, out: Path, num_cpus: int | None,
+    memory_per_job: str | None = None,
 ) -> None:  # fmt: skip
     """The bench's sweep over ``tasks`` (``orch run`` into ``store``), then the export to ``out``;
     refused if a learner's sources change during the run (the figures would belong to no commit)."""
@@ -189,7 +195,7 @@ def _run_and_export(
         typer.echo(line, err=True)
     launch(RunRequest(learners, games=",".join(games) if games else None, all_games=not games,
                       dataset=str(dataset), repeats=repeats, budget=budget, store=store, num_cpus=num_cpus,
-                      only_tasks=tasks))  # fmt: skip
+                      only_tasks=tasks, memory_per_job=memory_per_job))  # fmt: skip
     changed = [n for n in names if source_hash(n) != before[n]]
     if changed:
         raise OrchError(

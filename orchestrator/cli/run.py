@@ -11,7 +11,7 @@ import json
 import signal
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -50,6 +50,15 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def memory_per_job_option() -> Any:
+    """``--memory-per-job``, shared by ``orch run`` and the ``orch bench`` runs."""
+    return typer.Option(
+        None,
+        "--memory-per-job",
+        help="Resident-memory cap per job (e.g. 4GiB): oom beyond it, with the peak.",
+    )
+
+
 def run(
     games: str | None = typer.Option(None, "--games", "-g", help="Comma-separated games."),
     all_games: bool = typer.Option(False, "--all-games", help="Every game of the dataset."),
@@ -81,11 +90,7 @@ def run(
         False, "--retry-failed", help="Also re-run the learners' own errors (oom/lost jobs always re-run)."
     ),
     retry_timeouts: bool = typer.Option(False, "--retry-timeouts", help="Also re-run stored timeouts."),
-    memory_per_job: str | None = typer.Option(
-        None,
-        "--memory-per-job",
-        help="Resident-memory cap per job (e.g. 4GiB): oom beyond it, with the peak.",
-    ),
+    memory_per_job: str | None = memory_per_job_option(),
     memory_estimate: str = typer.Option(
         "512MiB",
         "--memory-estimate",

@@ -239,3 +239,26 @@ def test_a_per_state_game_is_byte_identical_across_processes(rulesheets, tmp_pat
         outs.append(_files(out))
     assert outs[0] == outs[1]
     assert "types/nim1.typ" in outs[0] and any(k.startswith("data/") for k in outs[0])
+
+
+
+def test_bench_ggp_passes_the_memory_cap_to_its_sweep(rulesheets, tmp_path, monkeypatch):
+    """`orch bench ggp --memory-per-job` reaches the sweep's jobs (a reference evaluation of a big
+    game can take gigabytes; without a cap two such jobs can take the node)."""
+    import orchestrator.cli.run as run_module
+
+    corpus = _corpus(rulesheets, tmp_path, "corpus", "--local")
+    seen = []
+
+    def record(request):
+        seen.append(request)
+        raise SystemExit(3)  # stop before running anything
+
+    monkeypatch.setattr(run_module, "launch", record)
+    result = CliRunner().invoke(
+        app,
+        ["bench", "ggp", "--corpus", str(corpus), "--learners", "true", "--store", str(tmp_path / "store"),
+         "--memory-per-job", "3GiB"],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert [r.memory_per_job for r in seen] == ["3GiB"]
