@@ -241,7 +241,6 @@ def test_a_per_state_game_is_byte_identical_across_processes(rulesheets, tmp_pat
     assert "types/nim1.typ" in outs[0] and any(k.startswith("data/") for k in outs[0])
 
 
-
 def test_bench_ggp_passes_the_memory_cap_to_its_sweep(rulesheets, tmp_path, monkeypatch):
     """`orch bench ggp --memory-per-job` reaches the sweep's jobs (a reference evaluation of a big
     game can take gigabytes; without a cap two such jobs can take the node)."""
