@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.escape import escape_atom
+from tasks.escape import escape_atom, escape_predicate
 from tasks.signature import Signature, escape_signature, parse_typ
 from tasks.task import SPLITS, TARGETS, Split, Task, Vocabulary, bool_csr
 
@@ -235,12 +235,13 @@ class Dataset:
                 if line.startswith("---"):
                     break
                 head.append(line)
-        preds: dict[str, None] = {}
+        names: dict[str, None] = {}
         for line in head[1:]:
             a = line.strip()
             if a:
-                preds.setdefault(a[: a.find("(")] if "(" in a else a, None)
-        return list(preds)
+                names.setdefault(a[: a.find("(")].rstrip() if "(" in a else a, None)
+        # spelled as a loaded task spells them (`next_prev-goal` -> `next_k0xprev02dgoal`, tasks.escape)
+        return list(dict.fromkeys(escape_predicate(n) for n in names))
 
     def game_file(self, game: str) -> Path | None:
         p = self.path / "games" / f"{game}.txt"

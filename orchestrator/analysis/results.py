@@ -271,16 +271,22 @@ def file_name(learner: str, budget_s: float) -> str:
 
 def export(store: ResultStore, out_dir: Path, learners: list[str] | None = None, sweep: str | None = None,
            commit: str | None = None, tasks: set[tuple[str, str]] | None = None,
+           predicates: dict[tuple[str, str], list[str]] | None = None,
            ) -> dict[Path, tuple[int, int]]:  # fmt: skip
     """Write one results file per (learner, budget) of the store; returns path -> (rows, unscorable).
 
     Only ``tasks`` (game, target) when given. A task with a predicate that has no row, or no counts
     at all (a row from before ``extra.all_false``), is left out of the file and counted as unscorable.
+    ``predicates`` (the dataset's, per task) fixes what a task is made of: rows of any other
+    predicate name (a job planned under another spelling) are not part of it.
     """
     commit = git_commit() if commit is None else commit
     groups: dict[tuple[str, float], list[TaskRuns]] = defaultdict(list)
     for t in collect(store, learners, sweep):
         if tasks is None or (t.game, t.target) in tasks:
+            if predicates is not None and (t.game, t.target) in predicates:
+                t.expected = set(predicates[(t.game, t.target)])
+                t.runs = {k: {p: v for p, v in run.items() if p in t.expected} for k, run in t.runs.items()}
             groups[(t.learner, t.budget_s)].append(t)
     if not groups:
         raise StoreError(f"no results for {learners or 'any learner'} in {store.uri}")

@@ -48,13 +48,16 @@ def runnable_tasks(dataset: Path, games: list[str] | None = None) -> tuple[set[t
 
 
 def _export_and_print(
-    store: str, out: Path, learners: list[str], tasks: set, sweep: str | None = None
+    store: str, out: Path, learners: list[str], tasks: set, dataset: Path, sweep: str | None = None
 ) -> None:
     from orchestrator.analysis.results import export, read_rows, summarise
     from orchestrator.storage.store import ResultStore, StoreError
+    from tasks.iggp import Dataset
 
     try:
-        written = export(ResultStore(store), out, learners, sweep, tasks=tasks)
+        ds = Dataset(dataset)
+        predicates = {(g, t): ds.predicates(g, t) for g, t in tasks}
+        written = export(ResultStore(store), out, learners, sweep, tasks=tasks, predicates=predicates)
     except StoreError as e:
         raise OrchError(str(e)) from e
     for path, (n, unscorable) in written.items():
@@ -201,7 +204,7 @@ def _run_and_export(
         raise OrchError(
             f"the sources of {', '.join(changed)} changed during the run: rerun on a fixed checkout", 1
         )
-    _export_and_print(store, out, names, tasks)
+    _export_and_print(store, out, names, tasks, dataset)
 
 
 @bench_app.command("export")
@@ -216,7 +219,7 @@ def export_command(
     from orchestrator.scheduling.sweep import split_names
 
     tasks, _ = runnable_tasks(dataset, split_names(games) if games else None)
-    _export_and_print(store, out, split_names(learners), tasks)
+    _export_and_print(store, out, split_names(learners), tasks, dataset)
 
 
 @bench_app.command("docs")

@@ -105,6 +105,7 @@ def test_every_learner_fits_a_game_spelled_with_kif_symbols(tmp_path_factory, na
     started = time.monotonic()
     for target in ds.targets("g"):
         task = ds.load_task("g", target)
+        assert ds.predicates("g", target) == task.predicates  # what a sweep plans is what a job loads
         for predicate in task.predicates:
             assert IDENT.match(predicate), predicate
             one = task.for_predicate(predicate)

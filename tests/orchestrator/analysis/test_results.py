@@ -123,6 +123,22 @@ def test_a_task_with_a_predicate_not_yet_run_is_left_out(tmp_path):
     assert rows["ilasp"] is None and rows["knn5"] is not None
 
 
+def test_the_datasets_predicates_fix_what_a_task_is_made_of(tmp_path):
+    """A row of a predicate the dataset does not have (a job planned under another spelling, e.g.
+    `next_prev-goal` for `next_k0xprev02dgoal`) is not part of the task's figures."""
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [_row("a", "next_a"), _row("b", "next_k0xb02dc"), _row("x", "next_b-c", status="error", counts=None)]
+    )
+    (loose,) = export(store, tmp_path / "loose", commit="abc").items()
+    assert loose[1] == (1, 0) and read_rows(loose[0])[0]["errored_predicates"] == "1"
+    (fixed,) = export(
+        store, tmp_path / "fixed", commit="abc", predicates={("g", "next"): ["next_a", "next_k0xb02dc"]}
+    ).items()
+    (row_,) = read_rows(fixed[0])
+    assert (row_["predicates"], row_["errored_predicates"], row_["statuses"]) == ("2", "0", "ok=2")
+
+
 def _three_runs(tmp_path: Path) -> ResultStore:
     """One task, three runs: perfect, not perfect (BA 0.75), perfect."""
     store = ResultStore(tmp_path / "s")
