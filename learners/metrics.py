@@ -90,12 +90,12 @@ def count(task: Task, split: Split, predictions: np.ndarray | sp.spmatrix) -> di
         raise ValueError(
             f"predictions have shape {predictions.shape}, expected {(n, m)} for {task.name}/{split.name}"
         )
-    labels = sp.csr_matrix(split.positives, dtype=bool)
+    labels = sp.csr_matrix(split.positives, dtype=bool, copy=True)  # pruned below: never the split's own
     labels.eliminate_zeros()
     rows = np.repeat(np.arange(n), np.diff(labels.indptr))
     cols = labels.indices.astype(np.int64)
     if sp.issparse(predictions):
-        pred = sp.csr_matrix(predictions, dtype=bool)
+        pred = sp.csr_matrix(predictions, dtype=bool, copy=True)  # pruned below: never the caller's
         pred.sum_duplicates()
         pred.eliminate_zeros()
         pp_col = np.bincount(pred.indices, minlength=m)

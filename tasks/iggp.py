@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tasks.atoms import predicate_of
 from tasks.escape import escape_atom, escape_predicate
 from tasks.signature import Signature, escape_signature, parse_typ
 from tasks.task import SPLITS, TARGETS, Split, Task, Vocabulary, bool_csr
@@ -239,7 +240,7 @@ class Dataset:
         for line in head[1:]:
             a = line.strip()
             if a:
-                names.setdefault(a[: a.find("(")].rstrip() if "(" in a else a, None)
+                names.setdefault(predicate_of(a), None)
         # spelled as a loaded task spells them (`next_prev-goal` -> `next_k0xprev02dgoal`, tasks.escape)
         return list(dict.fromkeys(escape_predicate(n) for n in names))
 

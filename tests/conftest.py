@@ -20,7 +20,9 @@ def unpack_iggp() -> Path | None:
     unpack = SHARED / "iggp" / "unpack"
     if not unpack.exists():
         return None
-    dest = Path(os.environ.get("ORCH_CACHE", Path.home() / ".cache" / "orch")) / "iggp"
+    from tasks.cache import cache_dir
+
+    dest = cache_dir("iggp")
     subprocess.run([str(unpack), str(dest)], check=True)
     return dest
 

@@ -108,6 +108,26 @@ def test_count_equals_the_cell_by_cell_definition(seed):
     assert count(task, test, doubled) == expected
 
 
+def test_count_leaves_its_inputs_as_they_were():
+    """Explicit zeros are pruned on copies: scipy prunes in place, through arrays a same-dtype
+    ``csr_matrix(x)`` shares with ``x``, which would rewrite the caller's rows."""
+    task = two_predicate_task()
+    test = task.split("test")
+
+    def with_explicit_zero():  # row 0: atoms 0 and 2, plus a stored False for atom 1
+        return sp.csr_matrix(
+            (np.array([True, False, True, True]), np.array([0, 1, 2, 0]), np.array([0, 3, 4])), shape=(2, 3)
+        )
+
+    pred, positives = with_explicit_zero(), with_explicit_zero()
+    test.positives = positives
+    expected = cell_by_cell(task, test, pred)
+    assert count(task, test, pred) == expected
+    for m in (pred, positives):
+        assert m.toarray().tolist() == with_explicit_zero().toarray().tolist()
+        assert m.indptr.tolist() == [0, 3, 4]
+
+
 def test_count_rejects_predictions_of_the_wrong_shape():
     task = two_predicate_task()
     with pytest.raises(ValueError, match="expected \\(2, 3\\)"):
