@@ -130,7 +130,7 @@ def throughput_job(spec: dict, world, barrier=None, out=None) -> dict:
         torch.set_num_threads(spec["threads"])
     cfg = TrainConfig(
         batch_size=spec["batch_size"], pipeline=spec["collate"], deterministic=spec["deterministic"],
-        autocast=spec["autocast"], compile=spec["compile"],
+        autocast=spec["autocast"], compile=spec["compile"], cuda_graphs=spec["cuda_graphs"],
     )  # fmt: skip
     net = build_net(lambda: GraphLogNet(spec["net"]), 0, device)
     opt = make_optimizer(net, cfg)
@@ -239,7 +239,7 @@ def throughput(world, args: argparse.Namespace) -> list[dict]:
             spec = {
                 "device": device, "threads": args.threads, "batch_size": args.batch_size, "collate": collate,
                 "deterministic": args.deterministic, "repeats": args.repeats, "net": model_config(rep, comp, args),
-                "autocast": args.autocast, "compile": args.compile,
+                "autocast": args.autocast, "compile": args.compile, "cuda_graphs": args.cuda_graphs,
             }  # fmt: skip
             with GpuSampler(device == "cuda") as gpu:
                 jobs = run_jobs(spec, world, args.concurrent)
@@ -540,6 +540,12 @@ def main() -> None:
         help="torch.compile the composition module (GPU only; off in jobs: unmeasured)",
     )  # fmt: skip
     ap.add_argument(
+        "--cuda-graphs",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="on the GPU, steps padded and replayed from CUDA graphs, as in a job (--no-cuda-graphs: eager)",
+    )
+    ap.add_argument(
         "--deterministic", action=argparse.BooleanOptionalAction, default=True,
         help="deterministic algorithms, as in a job (--no-deterministic: measure their cost)",
     )  # fmt: skip
@@ -554,7 +560,8 @@ def main() -> None:
             args.json,
             f"GNN training throughput on {worlds[0].name} ({sizes}), batch {args.batch_size}, dim {args.dim}, "
             f"{args.concurrent} job(s), deterministic {'on' if args.deterministic else 'off'}, "
-            f"autocast {'on' if args.autocast else 'off'} (GPU), compile {'on (GPU only)' if args.compile else 'off'}, "
+            f"autocast {'on' if args.autocast else 'off'} (GPU), "
+            f"CUDA graphs {'on' if args.cuda_graphs else 'off'} (GPU), compile {'on (GPU only)' if args.compile else 'off'}, "
             f"{variants(args)}",
         )
     if args.accuracy:

@@ -1,33 +1,51 @@
 #!/usr/bin/env bash
-# One run on a GPU machine checks the GNN part of issue 26's bar (and issue 28's GNN budgets):
-#   1. the gpu-marked tests (seeded reruns identical on the GPU, no host sync in the step loop, ...);
-#   2. a GNN learner fit under a 10 s budget in a fresh process: when it returns, and its setup time;
-#   3. bench/bench_gnn.py on cuda, batch 32, dim 64, param-rgcn and gat-egat: one job, then
-#      --concurrent 8, each with the former host pipeline beside the device pipeline; and gat-egat
-#      with deterministic mode off, without autocast, and with torch.compile (what each costs).
-# Everything is printed; each step has its own time limit, 8 minutes in all at most.
+# One run on a GPU machine checks issue 26's bar (and issue 28's GNN budgets), most important first:
+#   1. the bar's runs: `orch graphlog sweep` (2 models x 2 worlds x 2 seeds), the same sweep again
+#      (a seeded rerun: identical test accuracies), and `orch run --learners gnn-gat-egat` on a
+#      graphlog: dataset; bench/gpu_bar.py reads each store: every job ok or timeout, the device and
+#      peak GPU memory in each row, how many jobs shared the GPU at once;
+#   2. bench/bench_gnn.py on cuda, batch 32, dim 64, param-rgcn and gat-egat: one job (the former
+#      host pipeline beside the device pipeline, then eager steps instead of CUDA graphs), and
+#      --concurrent 8, plainly and under MPS (where nvidia-cuda-mps-control is there);
+#   3. the gpu-marked tests (seeded reruns identical on the GPU, four sweep jobs in one worker, ...);
+#   4. a GNN learner fit under a 10 s budget in a fresh process: when it returns, and its setup time;
+#   5. gat-egat with deterministic mode off, without autocast, and with torch.compile (what each costs).
+# Everything is printed; each step has its own time limit, and all of them together at most
+# GPU_CHECK_SECONDS (default 540): a step that would start with too little time left is skipped.
 #
 #   bash bench/gpu_check.sh            # on a GPU machine, from the repository root
-#   bash bench/gpu_check.sh --dry-run  # anywhere: the same steps on the CPU, small sizes (~2 min)
+#   bash bench/gpu_check.sh --dry-run  # anywhere: the same steps on the CPU, small sizes (~4 min)
 #
 # Without CUDA the script falls back to --device cpu with small sizes (a dry run of the steps).
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
+ORCH="$PY -m orchestrator.cli"
+ALLOW=${GPU_CHECK_SECONDS:-540}
+WORK=${GPU_CHECK_DIR:-$(mktemp -d)}
 DRY=0
 [ "${1:-}" = "--dry-run" ] && DRY=1
 DEVICE=$($PY -c "import torch; print('cuda' if torch.cuda.is_available() else 'cpu')")
 [ "$DEVICE" = "cpu" ] && DRY=1
 if [ "$DRY" = 1 ]; then
     DEVICE=cpu TRAIN=200 TRAIN_MANY=200 TEST=50 REPEATS=1 JOBS=2 BUDGET=3 BUDGET_TRAIN=300
+    SUITE=(--train 200 --valid 40 --test 40) EPOCHS=2 CPUS=2 RUN_BUDGET=3s
 else
     TRAIN=4000 TRAIN_MANY=2000 TEST=400 REPEATS=3 JOBS=8 BUDGET=10 BUDGET_TRAIN=2000
+    SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=20 CPUS=$(nproc) RUN_BUDGET=5s
 fi
 status=0
-step() {  # step NAME LIMIT_S COMMAND...: run, print, remember a failure
+step() {  # step NAME LIMIT_S COMMAND...: run, print, remember a failure; skipped when time is short
     local name=$1 limit=$2
     shift 2
+    local left=$((ALLOW - SECONDS))
     echo
+    if [ "$left" -lt 20 ]; then
+        echo "=== $name: SKIPPED (${left} s left of ${ALLOW})"
+        status=1
+        return
+    fi
+    [ "$limit" -gt "$left" ] && limit=$left
     echo "=== $name (limit ${limit}s) ==="
     local t0=$SECONDS
     timeout "$limit" "$@"
@@ -43,11 +61,47 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
 $PY -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'cuda', torch.version.cuda, \
 'pyg', g.__version__, 'device', torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')"
 
+SWEEP=(supervised --models gat-egat,param-rgcn --seeds 0,1 --worlds rule_0,rule_1 --epochs "$EPOCHS"
+       --num-cpus "$CPUS" --json)
+step "bar: a GraphLog suite of 2 worlds" 30 $ORCH graphlog generate "$WORK/suite" "${SUITE[@]}" --worlds 0,1
+step "bar: orch graphlog sweep, 2 models x 2 worlds x 2 seeds, $EPOCHS epochs" 120 bash -c \
+    "$ORCH graphlog sweep $WORK/suite --setups ${SWEEP[*]} --store $WORK/sweep1 > $WORK/sweep1.json"
+step "bar: the same sweep again (a seeded rerun)" 120 bash -c \
+    "$ORCH graphlog sweep $WORK/suite --setups ${SWEEP[*]} --store $WORK/sweep2 > $WORK/sweep2.json"
+step "bar: the sweep's rows, and the rerun's test accuracies" 30 \
+    $PY bench/gpu_bar.py sweep "$WORK/sweep1" --rerun "$WORK/sweep2"
+step "bar: orch run --learners gnn-gat-egat on graphlog: rule_0 ($RUN_BUDGET budget per predicate)" 120 \
+    bash -c "$ORCH run --dataset graphlog:$WORK/suite --games rule_0 --learners gnn-gat-egat \
+    --budget $RUN_BUDGET --num-cpus $CPUS --store $WORK/run --json > $WORK/run.json"
+step "bar: the run's rows" 30 $PY bench/gpu_bar.py run "$WORK/run"
+
+COMMON=(--device "$DEVICE" --batch-size 32 --dim 64 --test "$TEST")
+step "bench_gnn: one job (bar: gat-egat device >= 5,000 graphs/s on the GPU)" 90 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate both --train "$TRAIN" \
+    --repeats "$REPEATS"
+step "bench_gnn: the same, eager steps (--no-cuda-graphs: what the graphs gain)" 60 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device --train "$TRAIN" \
+    --repeats "$REPEATS" --no-cuda-graphs
+step "bench_gnn: $JOBS jobs side by side (bar: >= 25,000 graphs/s in all for gat-egat)" 120 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device --train "$TRAIN_MANY" \
+    --repeats 2 --concurrent "$JOBS"
+# Without MPS the processes on one GPU take turns; with it their kernels run side by side.
+if command -v nvidia-cuda-mps-control > /dev/null && [ "$DRY" = 0 ]; then
+    export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d && step "bench_gnn: $JOBS jobs side by side under MPS" 120 \
+        $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device \
+        --train "$TRAIN_MANY" --repeats 2 --concurrent "$JOBS"
+    echo quit | nvidia-cuda-mps-control
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
+
 if [ "$DRY" = 1 ]; then
     step "gpu-marked tests (skipped without CUDA: listed only)" 120 \
         $PY -m pytest -q -m gpu tests/learners/gnn -rs
 else
-    step "gpu-marked tests" 90 $PY -m pytest -q -m gpu tests -rs
+    # the modules that hold gpu tests (collecting all of tests/ would import the dev tools: moto, duckdb)
+    step "gpu-marked tests" 90 $PY -m pytest -q -m gpu -rs -p no:cacheprovider $(grep -rl "mark.gpu" tests)
 fi
 
 step "budget: gnn-gat-egat fits with a ${BUDGET} s budget in a fresh process (bar: <= budget + 2 s)" 60 \
@@ -77,20 +131,12 @@ for fit in ("A (imports inside the budget)", "B (after prepare())"):
 sys.exit(0 if over["B (after prepare())"] <= 2 else 1)
 EOF
 
-COMMON=(--device "$DEVICE" --batch-size 32 --dim 64 --test "$TEST")
-step "bench_gnn: one job (bar: gat-egat device >= 5,000 graphs/s on the GPU)" 90 \
-    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate both --train "$TRAIN" \
-    --repeats "$REPEATS"
 # What the options cost or gain, gat-egat, device pipeline: deterministic mode off, float32
 # instead of bfloat16 autocast, torch.compile (GPU only; compiling takes a while: last).
 step "bench_gnn: gat-egat with --no-deterministic, --no-autocast, --compile" 100 bash -c '
     for opt in --no-deterministic --no-autocast --compile; do
         "$0" bench/bench_gnn.py "${@}" --models gat-egat --collate device --repeats 2 $opt | tail -n 4
     done' "$PY" "${COMMON[@]}" --train "$TRAIN_MANY"
-step "bench_gnn: $JOBS jobs side by side (bar: >= 25,000 graphs/s in all for gat-egat)" 140 \
-    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate both --train "$TRAIN_MANY" \
-    --repeats 2 --concurrent "$JOBS"
-
 echo
 echo "=== gpu_check: $([ "$status" = 0 ] && echo 'every step passed' || echo 'a step FAILED (see above)') ==="
 exit $status

@@ -98,6 +98,21 @@ def gpu_peak() -> int:
     return sum(int(torch.cuda.max_memory_allocated(d)) for d in range(torch.cuda.device_count()))
 
 
+def gpu_used() -> str | None:
+    """The name of the GPU this process computes on (``NVIDIA H200``), None when it has not initialised
+    CUDA: where an item ran, read from the process rather than claimed by the work."""
+    if not cuda_initialised():
+        return None
+    torch = _torch()
+    assert torch is not None
+    return str(torch.cuda.get_device_name(torch.cuda.current_device()))
+
+
+def device_label(gpu: str | None) -> str:
+    """How rows name where a job ran: ``cuda (NAME)`` for the GPU NAME, else ``cpu``."""
+    return f"cuda ({gpu})" if gpu else "cpu"
+
+
 def is_gpu_oom(exc: BaseException) -> bool:
     """Whether ``exc`` is torch running out of GPU memory (its own cap or the device's)."""
     torch = _torch()

@@ -43,7 +43,14 @@ from typing import Any
 
 from procs.channel import Channel
 from procs.child import kill_group, start_child
-from procs.cuda import apply_gpu_memory_cap, gpu_oom_message, gpu_peak, is_gpu_oom, reset_gpu_peak
+from procs.cuda import (
+    apply_gpu_memory_cap,
+    gpu_oom_message,
+    gpu_peak,
+    gpu_used,
+    is_gpu_oom,
+    reset_gpu_peak,
+)
 from procs.env import GPU_MEMORY_CAP_ENV, JOB_PROCESS_ENV, MEMORY_CAP_ENV
 from procs.memory import MemorySampler, process_rss
 
@@ -74,7 +81,8 @@ class Start:
 class End:
     """The child finished item ``item``: ``kind`` is ok, error or oom; ``payload`` the work's result
     (or the traceback); ``peak_rss`` the child's resident high-water mark during the item;
-    ``peak_gpu`` the GPU memory torch allocated at most during the item (0 without CUDA)."""
+    ``peak_gpu`` the GPU memory torch allocated at most during the item (0 without CUDA); ``gpu`` the
+    name of the GPU the child computes on (None: it has not used CUDA)."""
 
     item: int
     kind: str
@@ -82,6 +90,7 @@ class End:
     peak_rss: int
     at: float
     peak_gpu: int = 0
+    gpu: str | None = None
 
 
 Send = Callable[[Any], None]
@@ -106,6 +115,8 @@ class Outcome:
     ended: datetime = field(default_factory=lambda: datetime.now(UTC))
     peak_gpu: int = 0
     """Peak GPU bytes torch allocated in the child during the item (0 when it used no GPU)."""
+    gpu: str | None = None
+    """The name of the GPU the child computed on (None: it used no GPU, or died before saying)."""
 
     def died(self) -> tuple[str, str]:
         """(status, reason) for a child that died without saying how its item ended.
@@ -186,7 +197,7 @@ def _child_loop(channel: Channel, work: Work, start: int, n: int) -> None:
         channel.send(Start(i, time.monotonic()))
         _reset_peak_rss()
         kind, payload = ("error", failed) if failed else _item(work, i, channel.send)
-        channel.send(End(i, kind, payload, _peak_rss(), time.monotonic(), gpu_peak()))
+        channel.send(End(i, kind, payload, _peak_rss(), time.monotonic(), gpu_peak(), gpu_used()))
         if kind == "oom":
             return  # the heap may be in a bad state: the next item gets a fresh child
 
@@ -244,7 +255,14 @@ def _supervise_child(
             elif isinstance(m, End):
                 own = max(m.peak_rss - watch.base_rss, watch.memory.peak, 0)
                 outcomes[m.item] = Outcome(
-                    m.kind, m.payload, m.at - watch.began, own, None, watch.began_at, peak_gpu=m.peak_gpu
+                    m.kind,
+                    m.payload,
+                    m.at - watch.began,
+                    own,
+                    None,
+                    watch.began_at,
+                    peak_gpu=m.peak_gpu,
+                    gpu=m.gpu,
                 )
                 watch.current, deadline = None, time.monotonic() + _IDLE_GUARD_S
             else:

@@ -107,6 +107,8 @@ class Batch:
     # The relation ids that may occur in ``rel`` (sorted, fixed per split), when known: lets RGCN
     # size its per-relation weights without ``torch.unique`` (a host sync on the GPU) per batch.
     relations: torch.Tensor | None = None
+    # Per-query loss weights: 0 for the padding queries of a padded batch (learners.gnn.graphstep).
+    weight: torch.Tensor | None = None
 
     @property
     def size(self) -> int:

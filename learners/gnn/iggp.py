@@ -250,7 +250,7 @@ class IGGPGNNLearner:
         import torch
         import torch.nn.functional as F
 
-        from learners.gnn.train import autocast, build_net, job_seed, pick_device
+        from learners.gnn.train import FIRST_CHECKPOINT_AT, autocast, build_net, job_seed, pick_device
         from learners.metrics import count, pool
 
         seed = job_seed(seed if seed is not None else self.seed)
@@ -260,27 +260,33 @@ class IGGPGNNLearner:
         opt = torch.optim.Adam(net.parameters(), lr=3e-3, weight_decay=1e-5)
         train = task.split("train")
         valid = task.splits.get("validate", train)
-        cand = torch.as_tensor(np.asarray(train.candidates, dtype=np.int64), device=device)
-        labels_all = torch.as_tensor(train.positives.toarray(), device=device, dtype=torch.float32)
-        n_pos = float(labels_all[:, cand].sum())
-        n_neg = float(labels_all[:, cand].numel()) - n_pos
+        cand_host = np.asarray(train.candidates, dtype=np.int64)
+        cand = torch.as_tensor(cand_host, device=device)
+        # labels stay sparse on the host (a dense examples x atoms matrix of a big game is gigabytes);
+        # each batch's rows are densified as it is trained on
+        labels = train.positives.tocsr()[:, cand_host].astype(np.float32).tocsr()
+        n_pos = float(labels.sum())
+        n_neg = float(labels.shape[0] * labels.shape[1]) - n_pos
         pos_weight = torch.tensor(max(n_neg, 1.0) / max(n_pos, 1.0), device=device).clamp(max=100.0)
         rng = np.random.default_rng(seed)
+        first_cut = Budget(budget.seconds * FIRST_CHECKPOINT_AT, budget.started) if budget.seconds else budget
         best: IGGPGNNModel | None = None
         curve: list[dict] = []
         for epoch in range(self.epochs):
             net.train()
             losses = []
             order = rng.permutation(train.n_examples)
+            # before the first checkpoint the epoch stops at FIRST_CHECKPOINT_AT of the budget, so
+            # that a model is reported before the orchestrator's kill at the budget
+            stop = budget if best is not None or budget.seconds is None else first_cut
             for i in range(0, train.n_examples, self.batch_size):
-                if budget.expired() and best is not None:
+                if stop.expired():
                     break
                 idx = order[i : i + self.batch_size]
                 with autocast(device):
                     logits = net(_graph_batch(enc, task, train, idx, device)).float()[:, cand]
-                loss = F.binary_cross_entropy_with_logits(
-                    logits, labels_all[idx][:, cand], pos_weight=pos_weight
-                )
+                target = torch.as_tensor(labels[idx].toarray(), device=device)
+                loss = F.binary_cross_entropy_with_logits(logits, target, pos_weight=pos_weight)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()

@@ -15,6 +15,10 @@ Why it looks like this:
 * Anytime: after every epoch the model is scored on the validation graphs; an improvement is
   checkpointed (a CPU copy of the weights) and handed to ``on_improve``; the budget is checked
   before every step, and once it has run out the only work left is bounded (see :func:`fit`).
+  The first epoch stops at half the budget if it has not ended by then, so a model is reported
+  before the orchestrator's kill at the budget.
+* Few launches on the GPU: each step is padded to a fixed shape and replayed from a CUDA graph
+  (``learners.gnn.graphstep``; ``TrainConfig(cuda_graphs=False)`` for eager steps).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import contextlib
 import copy
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -32,6 +37,7 @@ import torch
 
 from learners.base import Budget
 from learners.gnn.data import Batch, WorldData, batches, device_batches
+from learners.gnn.graphstep import StepRunner
 from learners.gnn.modules import GraphLogNet
 from learners.seeding import seed_everything
 
@@ -40,6 +46,9 @@ NetT = TypeVar("NetT", bound=torch.nn.Module)
 # Once the budget has run out, the validation pass of a partial epoch runs only when the previous
 # one took at most this long (else the best checkpoint so far is returned as it is).
 EVAL_AFTER_DEADLINE_S = 0.5
+# Until a model has been checkpointed, an epoch stops at this fraction of the budget (then the
+# partial epoch is validated and reported): the orchestrator kills a job at its budget.
+FIRST_CHECKPOINT_AT = 0.5
 # cuBLAS needs a fixed workspace to be deterministic; read when its handle is created (set early).
 CUBLAS_DETERMINISTIC = ":4096:8"
 
@@ -93,10 +102,13 @@ def build_net(make: Callable[[], NetT], seed: int, device: torch.device) -> NetT
     return make().to(device)
 
 
-def autocast(device: torch.device, enabled: bool = True) -> contextlib.AbstractContextManager:
-    """Mixed precision on the GPU (unless ``enabled`` is False); a no-op on the CPU."""
+def autocast(
+    device: torch.device, enabled: bool = True, cache: bool = True
+) -> contextlib.AbstractContextManager:
+    """Mixed precision on the GPU (unless ``enabled`` is False); a no-op on the CPU. ``cache``: keep
+    the bfloat16 copies of the weights within the context (off inside a CUDA graph capture)."""
     if device.type == "cuda" and enabled:
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=cache)
     return contextlib.nullcontext()
 
 
@@ -136,6 +148,9 @@ class TrainConfig:
     deterministic: bool = True
     autocast: bool = True  # bfloat16 autocast on the GPU
     compile: bool = False  # torch.compile of the composition module, GPU only (see compile_for)
+    cuda_graphs: bool = (
+        True  # on the GPU, steps padded and replayed from CUDA graphs (learners.gnn.graphstep)
+    )
 
 
 @dataclass
@@ -189,10 +204,43 @@ def accuracy(net: GraphLogNet, world: WorldData, split: str, deadline: float | N
     return float((pred == g.target[: len(pred)]).mean())
 
 
-def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+def cross_entropy(
+    logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None = None
+) -> torch.Tensor:
     """Mean cross-entropy, as ``F.cross_entropy``, through ``gather``: ``nll_loss`` has no
-    deterministic CUDA kernel and raises under deterministic algorithms."""
-    return -logits.log_softmax(-1).gather(1, target[:, None]).mean()
+    deterministic CUDA kernel and raises under deterministic algorithms. With ``weight`` (0 or 1
+    per query: a padded batch), the mean over the queries of weight 1."""
+    picked = logits.log_softmax(-1).gather(1, target[:, None])[:, 0]
+    if weight is None:
+        return -picked.mean()
+    return -torch.where(weight > 0, picked, torch.zeros_like(picked)).sum() / weight.sum()
+
+
+def uses_cuda_graphs(cfg: TrainConfig, device: torch.device) -> bool:
+    """Whether training steps are replayed from CUDA graphs: on the GPU, with the device pipeline,
+    unless ``cfg`` turns them off or compiles instead."""
+    return device.type == "cuda" and cfg.cuda_graphs and cfg.pipeline == "device" and not cfg.compile
+
+
+_runners: weakref.WeakKeyDictionary[torch.optim.Optimizer, StepRunner] = weakref.WeakKeyDictionary()
+
+
+def step_runner(
+    net: GraphLogNet, opt: torch.optim.Optimizer, cfg: TrainConfig, padded: bool = False
+) -> StepRunner:
+    """The optimizer's step runner (one per optimizer: its captured graphs live as long as it does).
+    ``padded`` runs padded steps even without CUDA graphs (the CPU tests of the padding)."""
+    runner = _runners.get(opt)
+    if runner is None:
+        device = next(net.parameters()).device
+
+        def loss_of(world: WorldData, b: Batch, cache: bool) -> torch.Tensor:
+            with autocast(device, cfg.autocast, cache):
+                return cross_entropy(net(world, b).float(), b.target, b.weight)
+
+        runner = StepRunner(net, opt, loss_of, uses_cuda_graphs(cfg, device), padded)
+        _runners[opt] = runner
+    return runner
 
 
 def train_steps(
@@ -212,24 +260,27 @@ def train_steps(
     """
     device = next(net.parameters()).device
     compile_for(net, cfg, device)
+    runner = step_runner(net, opt, cfg)
     net.train()
     for step, b in enumerate(split_batches(world, split, cfg.batch_size, device, rng, cfg.pipeline)):
         if (max_steps is not None and step >= max_steps) or budget.expired():
             return
-        with autocast(device, cfg.autocast):
-            loss = cross_entropy(net(world, b).float(), b.target)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        loss = runner.step(world, split, b, cfg.batch_size)
         if cfg.pipeline == "host":  # the former loop read every loss at once (a sync per step)
-            yield torch.tensor(float(loss.detach()))
+            yield torch.tensor(float(loss))
         else:
-            yield loss.detach()
+            yield loss
 
 
 def make_optimizer(net: GraphLogNet, cfg: TrainConfig) -> torch.optim.Optimizer:
-    """Adam; on the GPU its fused kernel (one launch per step instead of several per parameter)."""
-    on_gpu = all(p.device.type == "cuda" for p in net.parameters())
+    """Adam; on the GPU capturable when steps are replayed from CUDA graphs, else its fused kernel
+    (one launch per step instead of several per parameter)."""
+    device = next(net.parameters()).device
+    if uses_cuda_graphs(cfg, device):
+        return torch.optim.Adam(
+            net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, capturable=True, foreach=True
+        )
+    on_gpu = device.type == "cuda"
     return torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=on_gpu or None)
 
 
@@ -271,8 +322,15 @@ def fit(
             [train_worlds[int(rng.integers(len(train_worlds)))]] if sample_world_per_epoch else train_worlds
         )
         losses: list[torch.Tensor] = []
+        # Before the first checkpoint the epoch stops at FIRST_CHECKPOINT_AT of the budget (unless
+        # that point has passed already): the orchestrator kills a job at its budget, so a model
+        # must be validated and reported before then, even when one epoch takes longer.
+        step_budget = budget
+        if best_state is None and budget.seconds is not None:
+            first = Budget(budget.seconds * FIRST_CHECKPOINT_AT, budget.started)
+            step_budget = budget if first.expired() else first
         for w in order:
-            steps = list(train_steps(net, opt, w, "train", cfg, rng, budget))
+            steps = list(train_steps(net, opt, w, "train", cfg, rng, step_budget))
             hist.graphs_trained += min(len(w.splits["train"]), len(steps) * cfg.batch_size)
             losses += steps
         if not losses:

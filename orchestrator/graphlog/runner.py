@@ -33,7 +33,7 @@ from orchestrator.scheduling.sweep import Job, sweep_name
 from orchestrator.scheduling.worker import JobLimits, node_name
 from orchestrator.storage.schema import ResultRow, result_row
 from orchestrator.storage.store import ResultStore
-from procs.cuda import cuda_initialised
+from procs.cuda import cuda_initialised, device_label
 from procs.supervise import run_one
 
 
@@ -65,7 +65,7 @@ def _device() -> str:
 
     use_deterministic()  # before the child's first CUDA call: cuBLAS reads its workspace setting once
     dev = pick_device()  # the GPU when Ray gave this actor one (num_gpus), else the CPU
-    return f"cuda ({torch.cuda.get_device_name(dev)})" if dev.type == "cuda" else "cpu"
+    return device_label(torch.cuda.get_device_name(dev) if dev.type == "cuda" else None)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from typing import Any
 
 from orchestrator.scheduling.sweep import Job
 from orchestrator.storage.schema import FINAL_STATUSES, NOT_APPLICABLE, result_row
-from procs.cuda import cuda_initialised
+from procs.cuda import cuda_initialised, device_label
 from procs.supervise import Outcome, Send, Start, run_one, run_supervised
 from tasks.task import Task
 
@@ -197,6 +197,7 @@ def run_jobs(
         row["eval_s"], row["finished"] = out.seconds, out.ended
         if out.peak_gpu:
             row["peak_gpu"] = max(row.get("peak_gpu") or 0, out.peak_gpu)
+        _note_device(row["extra"], out, start_method)  # a learner killed at its budget said nothing
         if out.kind == "ok":
             row.update(out.payload["counts"])
             row["extra"].update(out.payload["extra"])
@@ -206,11 +207,21 @@ def run_jobs(
     return rows
 
 
+def _note_device(extra: dict[str, Any], out: Outcome, start_method: str) -> None:
+    """Where a GPU learner's job ran, as its child saw it (``extra.device``): ``cuda (NAME)`` once a
+    child computed on a GPU, else ``cpu`` from a spawned child that ended its item itself."""
+    if out.gpu:
+        extra["device"] = device_label(out.gpu)
+    elif start_method == "spawn" and out.kind in ("ok", "error") and "device" not in extra:
+        extra["device"] = device_label(None)
+
+
 def _learned_row(job: Job, task: Task, out: Outcome, entry: dict[str, Any], start_method: str) -> dict:
     """The row of a job after learning (``entry``: its latest reported model, updated with the final one)."""
     extra: dict[str, Any] = {"reports": entry["reports"]}
     if start_method != "fork":
         extra["start_method"] = start_method
+    _note_device(extra, out, start_method)
     if (nice := os.getpriority(os.PRIO_PROCESS, 0)) != 0:  # a niced job slows down beside other work
         extra["nice"] = nice
     row: dict[str, Any] = result_row(

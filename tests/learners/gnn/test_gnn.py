@@ -382,6 +382,25 @@ def test_a_short_budget_is_held_within_two_seconds(learner):
     assert 0 <= model.setup_s <= elapsed and "setup" in model.describe()
 
 
+def test_a_first_epoch_longer_than_the_budget_is_checkpointed_before_the_budget():
+    """The orchestrator kills a job at its budget: a model must be reported before then, even when
+    one epoch takes longer (the first epoch stops at half the budget and is validated there)."""
+    from learners.gnn.train import build_net
+
+    cfg = GeneratorConfig(n_train=6000, n_valid=40, n_test=10, world_nodes=100)
+    world = WorldData.of_world(generate_suite(cfg, worlds=[0])[0])
+    net = build_net(
+        lambda: GraphLogNet(net_config("gat-egat", dim=16, seed=0, dropout=0.4)), 0, pick_device()
+    )
+    budget, reported = Budget(2.0), []
+    hist = fit(
+        net, [world], TrainConfig(epochs=3), budget, on_improve=lambda *_: reported.append(time.monotonic())
+    )
+    assert hist.graphs_trained < 6000  # one epoch is longer than the budget here
+    assert reported and reported[0] - budget.started < budget.seconds, "no model before the budget"
+    assert hist.epochs[0]["epoch"] == 0 and hist.best_epoch >= 0
+
+
 def test_pickled_models_hold_cpu_tensors(tiny_worlds):
     import pickle
 

@@ -55,6 +55,14 @@ def test_orch_run_gnn_jobs_run_in_spawned_children_and_the_runner_keeps_cuda_unt
         assert row["status"] == "ok", row["error"]
         assert row["test_tp"] is not None and row.get("peak_gpu") is None  # scored; no GPU here
         by_learner.setdefault(job.learner, []).append(row["extra"].get("start_method", "fork"))
+        # where the job ran, as its child saw it: a GPU learner's row says so, a CPU learner's does not
+        device = row["extra"].get("device")
+        if job.learner != GNN:
+            assert device is None
+        elif torch.cuda.is_available():
+            assert device.startswith("cuda ("), device
+        else:
+            assert device == "cpu"
     assert by_learner == {GNN: ["spawn", "spawn"], "knn5": ["fork", "fork"]}
     assert runner.info()["cuda_initialised"] is False
     assert not torch.cuda.is_initialized()
