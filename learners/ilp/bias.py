@@ -232,11 +232,12 @@ def type_families(signature: object) -> dict[str, str]:
 
 
 def _undeclared_types(task: Task, sig, pred: str, arity: int) -> tuple[str, ...]:
-    """Types for a predicate missing from the signature, from the declared types of its constants."""
+    """Types for a predicate (of this arity) missing from the signature, from the declared types of
+    its constants."""
     seen: list[set[str]] = [set() for _ in range(arity)]
     for i in task.seen_background_ids():
         name, args = parse_atom(task.background_atoms.names[i])
-        if name == pred:
+        if name == pred and len(args) == arity:
             for j, c in enumerate(args):
                 seen[j].add(c)
     out = []
@@ -276,14 +277,12 @@ def bias_for(task: Task, settings: Settings | None = None) -> Bias:
     def types_of(pred: str, arity: int) -> tuple[str, ...]:
         if sig is None:
             return (UNTYPED,) * arity
-        if pred not in declared:
+        if pred not in declared or len(declared[pred]) != arity:
+            # undeclared, or a game relation of another arity that shares the name of a flattened
+            # predicate (a rulesheet's own legal_select/5 beside legal(R, select(X, Y)) flattened to
+            # legal_select/3): in ASP, name/arity is the predicate
             return _undeclared_types(task, sig, pred, arity)
-        types = tuple(declared[pred])
-        if len(types) != arity:
-            raise ValueError(
-                f"task {task.name}: {pred} has {arity} arguments in the data, {len(types)} in the signature"
-            )
-        return types
+        return tuple(declared[pred])
 
     static_ids = set(int(i) for i in task.statics)
     dynamic = {predicate_of(task.background_atoms.names[i]) for i in seen if int(i) not in static_ids}

@@ -73,6 +73,9 @@ def _export_and_print(
 _LEARNERS = typer.Option(..., "--learners", "-l", help="Comma-separated learner names.")
 _REPEATS = typer.Option(1, "--repeats", min=1, help="Runs per job (repeat r > 0: 80% train subsample).")
 _NUM_CPUS = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray.")
+_RETRY_FAILED = typer.Option(
+    False, "--retry-failed", help="Also re-run stored errors (after a fix: the rest of the store is kept)."
+)
 
 
 def _store_option(default: str) -> Any:
@@ -96,6 +99,7 @@ def iggp_command(
     out: Path = _out_option(RESULTS_DIR),
     num_cpus: int | None = _NUM_CPUS,
     memory_per_job: str | None = memory_per_job_option(),
+    retry_failed: bool = _RETRY_FAILED,
 ) -> None:
     """Run learners on every IGGP task with train and test data, then export per-task results files.
 
@@ -108,8 +112,9 @@ def iggp_command(
     except Exception as e:
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
     _run_and_export(
-        dataset, learners, tasks, skipped, chosen, budget, repeats, store, out, num_cpus, memory_per_job
-    )
+        dataset, learners, tasks, skipped, chosen, budget, repeats, store, out, num_cpus, memory_per_job,
+        retry_failed,
+    )  # fmt: skip
 
 
 @bench_app.command("ggp")
@@ -132,6 +137,7 @@ def ggp_command(
     out: Path = _out_option(GGP_RESULTS_DIR),
     num_cpus: int | None = _NUM_CPUS,
     memory_per_job: str | None = memory_per_job_option(),
+    retry_failed: bool = _RETRY_FAILED,
 ) -> None:
     """Run learners on every kept target of a GGP corpus, then export per-task results files.
 
@@ -159,7 +165,7 @@ def ggp_command(
     if not games_run:
         raise OrchError(f"{corpus}: no target passes the quality rules")
     _run_and_export(corpus, learners, kept & runnable, left_out + skipped, games_run, budget, repeats, store,
-                    out, num_cpus, memory_per_job)  # fmt: skip
+                    out, num_cpus, memory_per_job, retry_failed)  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(corpus / MANIFEST, out / MANIFEST)
 
@@ -182,7 +188,7 @@ def _names(text: str) -> list[str]:
 def _run_and_export(
     dataset: Path, learners: str, tasks: set[tuple[str, str]], skipped: list[str], games: list[str] | None,
     budget: float | None, repeats: int, store: str, out: Path, num_cpus: int | None,
-    memory_per_job: str | None = None,
+    memory_per_job: str | None = None, retry_failed: bool = False,
 ) -> None:  # fmt: skip
     """The bench's sweep over ``tasks`` (``orch run`` into ``store``), then the export to ``out``;
     refused if a learner's sources change during the run (the figures would belong to no commit)."""
@@ -198,7 +204,7 @@ def _run_and_export(
         typer.echo(line, err=True)
     launch(RunRequest(learners, games=",".join(games) if games else None, all_games=not games,
                       dataset=str(dataset), repeats=repeats, budget=budget, store=store, num_cpus=num_cpus,
-                      only_tasks=tasks, memory_per_job=memory_per_job))  # fmt: skip
+                      only_tasks=tasks, memory_per_job=memory_per_job, retry_failed=retry_failed))  # fmt: skip
     changed = [n for n in names if source_hash(n) != before[n]]
     if changed:
         raise OrchError(

@@ -241,9 +241,10 @@ def test_a_per_state_game_is_byte_identical_across_processes(rulesheets, tmp_pat
     assert "types/nim1.typ" in outs[0] and any(k.startswith("data/") for k in outs[0])
 
 
-def test_bench_ggp_passes_the_memory_cap_to_its_sweep(rulesheets, tmp_path, monkeypatch):
+def test_bench_ggp_passes_the_memory_cap_and_retry_failed_to_its_sweep(rulesheets, tmp_path, monkeypatch):
     """`orch bench ggp --memory-per-job` reaches the sweep's jobs (a reference evaluation of a big
-    game can take gigabytes; without a cap two such jobs can take the node)."""
+    game can take gigabytes; without a cap two such jobs can take the node), and so does
+    `--retry-failed` (stored errors re-run after a fix)."""
     import orchestrator.cli.run as run_module
 
     corpus = _corpus(rulesheets, tmp_path, "corpus", "--local")
@@ -260,4 +261,11 @@ def test_bench_ggp_passes_the_memory_cap_to_its_sweep(rulesheets, tmp_path, monk
          "--memory-per-job", "3GiB"],
     )  # fmt: skip
     assert result.exit_code == 3, result.output
-    assert [r.memory_per_job for r in seen] == ["3GiB"]
+    assert [(r.memory_per_job, r.retry_failed) for r in seen] == [("3GiB", False)]
+    result = CliRunner().invoke(
+        app,
+        ["bench", "ggp", "--corpus", str(corpus), "--learners", "true", "--store", str(tmp_path / "store"),
+         "--retry-failed"],
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert [r.retry_failed for r in seen] == [False, True]

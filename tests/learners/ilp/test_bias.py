@@ -53,6 +53,21 @@ def test_undeclared_static_is_typed_by_its_constants():
     assert bias.body_types["succ"] == ("pos", "pos")
 
 
+def test_a_game_relation_sharing_a_flattened_name_is_typed_by_its_own_arity():
+    # legal(R, mark(X, Y)) flattens to legal_mark/3; a rulesheet's own relation legal_mark/4 (as
+    # tictactoe_3d_6player's legal_select/5) is another predicate: name/arity is the predicate in
+    # ASP (before, a ValueError: "legal_mark has 4 arguments in the data, 3 in the signature")
+    dat = DatFile(
+        ["next_cell(1, 1, x)"], ["legal_mark(1, 2, x, 1)"],
+        [(["true_cell(1, 1, b)", "does_mark(white, 1, 1)"], ["next_cell(1, 1, x)"])],
+    )  # fmt: skip
+    typ = TYP + "legal :: agent -> action -> bool.\n"
+    task = task_from_dats("mini", "next", {"train": dat}, signature=parse_typ(typ, "mini.typ"))
+    bias = bias_for(task.for_predicate("next_cell"))
+    assert bias.body_types["legal_mark"] == ("pos", "pos", "mark", "pos")
+    assert bias.body_types["does_mark"] == ("agent", "pos", "pos")
+
+
 def test_bias_is_per_predicate():
     dat = DatFile(["next_cell(1, 1, x)", "next_control(white)"], [], [([], [])])
     task = task_from_dats("mini", "next", {"train": dat}, signature=parse_typ(TYP))
