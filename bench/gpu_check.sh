@@ -85,6 +85,9 @@ step "bench_gnn: the same, eager steps (--no-cuda-graphs: what the graphs gain)"
 step "bench_gnn: $JOBS jobs side by side (bar: >= 25,000 graphs/s in all for gat-egat)" 120 \
     $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device --train "$TRAIN_MANY" \
     --repeats 2 --concurrent "$JOBS"
+step "bench_gnn: the same machine's CPU, $(nproc) threads (the figures beside the GPU's)" 60 \
+    $PY bench/bench_gnn.py --device cpu --threads "$(nproc)" --batch-size 32 --dim 64 --test "$TEST" \
+    --models param-rgcn,gat-egat --collate device --train "$TRAIN_MANY" --repeats 1
 # Without MPS the processes on one GPU take turns; with it their kernels run side by side.
 if command -v nvidia-cuda-mps-control > /dev/null && [ "$DRY" = 0 ]; then
     export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
@@ -101,7 +104,10 @@ if [ "$DRY" = 1 ]; then
         $PY -m pytest -q -m gpu tests/learners/gnn -rs
 else
     # the modules that hold gpu tests (collecting all of tests/ would import the dev tools: moto, duckdb)
-    step "gpu-marked tests" 90 $PY -m pytest -q -m gpu -rs -p no:cacheprovider $(grep -rl "mark.gpu" tests)
+    # session 17: 4 passed, then pytest had not exited 70 s later: faulthandler prints every thread's
+    # stack if a test (or the exit) hangs
+    step "gpu-marked tests" 120 $PY -X faulthandler -m pytest -q -m gpu -rs -p no:cacheprovider \
+        -o faulthandler_timeout=60 $(grep -rl "mark.gpu" tests)
 fi
 
 step "budget: gnn-gat-egat fits with a ${BUDGET} s budget in a fresh process (bar: <= budget + 2 s)" 60 \

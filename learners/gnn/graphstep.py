@@ -19,6 +19,7 @@ Per (world, split): the first ``WARMUP_STEPS`` steps run eagerly on a side strea
 initialisation must happen outside a capture, and they create the optimizer's state), then the
 step is captured and every later batch is copied into the graph's input buffers and replayed.
 The learning rate is a constant inside a graph, so a change (the plateau schedule) re-captures.
+At most ``MAX_SLOTS`` (world, split) graphs are kept (each holds its own memory pool).
 A capture that fails falls back to eager steps for the rest of the run, with a warning.
 """
 
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     from learners.gnn.modules import GraphLogNet
 
 WARMUP_STEPS = 2
+# Captured (world, split) slots kept at once: each graph holds a private memory pool, so a
+# multi-task run over many worlds drops the least recently used one (re-captured when it returns).
+MAX_SLOTS = 8
 
 
 def padded_shape(split: DeviceSplit, size: int) -> tuple[int, int]:
@@ -132,11 +136,15 @@ class StepRunner:
 
     def _slot(self, world: WorldData, split: str, size: int, b: Batch) -> _Slot:
         key = (world.name, split, size)
-        if key not in self.slots:
+        slot = self.slots.pop(key, None)  # re-inserted last: the dict's order is the recency order
+        if slot is None:
             device = b.src.device
             nodes, edges = padded_shape(world.on_device(split, device), size)
-            self.slots[key] = _Slot(empty_padded(nodes, edges, size, b.relations, device))
-        return self.slots[key]
+            slot = _Slot(empty_padded(nodes, edges, size, b.relations, device))
+            while len(self.slots) >= MAX_SLOTS:
+                self.slots.pop(next(iter(self.slots)))  # the least recently used, with its graph
+        self.slots[key] = slot
+        return slot
 
     def _eager(self, world: WorldData, b: Batch, cache: bool = True) -> torch.Tensor:
         loss = self.loss_of(world, b, cache)

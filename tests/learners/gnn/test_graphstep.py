@@ -100,6 +100,24 @@ def test_padding_bounds_every_batch_and_points_at_the_padding_node(world):
         fill_padded(buf, too_big)
 
 
+def test_at_most_max_slots_worlds_keep_buffers(monkeypatch):
+    """A multi-task run over many worlds keeps the most recently used MAX_SLOTS (each a graph and
+    its memory pool on the GPU), and trains on the others as well."""
+    import learners.gnn.graphstep as graphstep
+
+    monkeypatch.setattr(graphstep, "MAX_SLOTS", 2)
+    worlds = [WorldData.of_world(w) for w in generate_suite(SMALL, worlds=[0, 1, 2])]
+    net = build_net(
+        lambda: GraphLogNet(net_config("param-rgcn", dim=8, seed=0, dropout=0.0)), 0, torch.device("cpu")
+    )
+    cfg = TrainConfig(batch_size=8, cuda_graphs=False)
+    opt = make_optimizer(net, cfg)
+    runner = step_runner(net, opt, cfg, padded=True)
+    for w in worlds + worlds[:1]:
+        assert len(list(train_steps(net, opt, w, "train", cfg, np.random.default_rng(0), Budget()))) == 6
+    assert [k[0] for k in runner.slots] == [worlds[2].name, worlds[0].name]
+
+
 def test_weighted_cross_entropy_is_the_mean_over_real_queries():
     logits = torch.randn(5, 7)
     target = torch.tensor([1, 2, 3, 1, 1])
