@@ -9,7 +9,8 @@
 #      --concurrent 8, plainly and under MPS (where nvidia-cuda-mps-control is there);
 #   3. the gpu-marked tests (seeded reruns identical on the GPU, four sweep jobs in one worker, ...);
 #   4. a GNN learner fit under a 10 s budget in a fresh process: when it returns, and its setup time;
-#   5. gat-egat with deterministic mode off, without autocast, and with torch.compile (what each costs).
+#   5. gat-egat with deterministic mode off, without autocast, and with torch.compile (what each costs);
+#   6. bench/profile_gnn_step.py: kernels and host time per step, eager and replayed.
 # Everything is printed; each step has its own time limit, and all of them together at most
 # GPU_CHECK_SECONDS (default 540): a step that would start with too little time left is skipped.
 #
@@ -32,7 +33,7 @@ if [ "$DRY" = 1 ]; then
     SUITE=(--train 200 --valid 40 --test 40) EPOCHS=2 CPUS=2 RUN_BUDGET=3s
 else
     TRAIN=4000 TRAIN_MANY=2000 TEST=400 REPEATS=3 JOBS=8 BUDGET=10 BUDGET_TRAIN=2000
-    SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=20 CPUS=$(nproc) RUN_BUDGET=5s
+    SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=10 CPUS=$(nproc) RUN_BUDGET=5s
 fi
 status=0
 step() {  # step NAME LIMIT_S COMMAND...: run, print, remember a failure; skipped when time is short
@@ -143,6 +144,8 @@ step "bench_gnn: gat-egat with --no-deterministic, --no-autocast, --compile" 100
     for opt in --no-deterministic --no-autocast --compile; do
         "$0" bench/bench_gnn.py "${@}" --models gat-egat --collate device --repeats 2 $opt | tail -n 4
     done' "$PY" "${COMMON[@]}" --train "$TRAIN_MANY"
+step "profile: kernels and host time per step, deterministic and autocast costs" 90 \
+    $PY bench/profile_gnn_step.py --train "$TRAIN_MANY" --steps 30
 echo
 echo "=== gpu_check: $([ "$status" = 0 ] && echo 'every step passed' || echo 'a step FAILED (see above)') ==="
 exit $status

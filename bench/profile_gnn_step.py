@@ -3,10 +3,12 @@
     python bench/profile_gnn_step.py --models gat-egat,param-rgcn --train 2000
 
 For each model, at batch 32 and dim 64 on one generated world:
-1. a torch.profiler trace of ``--steps`` training steps (the device pipeline, as a job runs them):
-   wall ms per step, CUDA kernels launched per step, host syncs per step, and the ops that take
-   the most CPU time and the kernels that take the most device time;
-2. steps per second with deterministic algorithms on and off, and bfloat16 autocast on and off;
+1. a torch.profiler trace of ``--steps`` training steps (the device pipeline, eager and, on CUDA,
+   replayed from CUDA graphs as a job runs them): wall ms per step, CUDA kernels launched per
+   step, host syncs per step, the ops that take the most CPU time and the kernels that take the
+   most device time;
+2. steps per second with deterministic algorithms on and off, and bfloat16 autocast on and off
+   (eager, and on CUDA replayed);
 3. on CUDA, the same step on one fixed batch, eager and captured as a CUDA graph and replayed: the
    ceiling that per-launch overhead leaves (or the error that stops the capture).
 """
@@ -161,19 +163,21 @@ def main() -> None:
         def fresh(model: str = model) -> GraphLogNet:
             return build_net(lambda: GraphLogNet(net_config(model, dim=64, seed=0, dropout=0.4)), 0, device)
 
-        try:
-            profile(fresh(), world, TrainConfig(batch_size=32), device, args.steps)
-        except Exception as exc:  # noqa: BLE001 (a probe: print and go on)
-            print("  profile failed:", repr(exc)[:300])
-        for det in (True, False):
-            for amp in (True, False):
-                use_deterministic(det)
-                rate = steps_per_s(fresh(), world, TrainConfig(batch_size=32, deterministic=det, autocast=amp),
-                                   device, 60)  # fmt: skip
-                print(
-                    f"  deterministic {'on ' if det else 'off'}, autocast {'on ' if amp else 'off'}: "
-                    f"{rate * 32:,.0f} graphs/s"
-                )
+        for graphs in (False, True) if device.type == "cuda" else (False,):
+            print(f"  -- {'replayed from CUDA graphs' if graphs else 'eager steps'}")
+            try:
+                profile(fresh(), world, TrainConfig(batch_size=32, cuda_graphs=graphs), device, args.steps)
+            except Exception as exc:  # noqa: BLE001 (a probe: print and go on)
+                print("  profile failed:", repr(exc)[:300])
+            for det in (True, False):
+                for amp in (True, False):
+                    use_deterministic(det)
+                    cfg = TrainConfig(batch_size=32, deterministic=det, autocast=amp, cuda_graphs=graphs)
+                    rate = steps_per_s(fresh(), world, cfg, device, 60)
+                    print(
+                        f"  deterministic {'on ' if det else 'off'}, autocast {'on ' if amp else 'off'}: "
+                        f"{rate * 32:,.0f} graphs/s"
+                    )
         use_deterministic(True)
         if device.type == "cuda":
             for det in (True, False):
