@@ -81,6 +81,9 @@ class Settings:
     bounded number of candidates, for one covering more positives (:meth:`learners.ilp.search.Search.run`).
     Only 0-ary: with head arguments a wider clause can join keys by coincidence (one rule for
     both roles' wins, ``goal(R, 100) :- true_cell(C, 3, R), true_cell(D, 1, R)``)."""
+    lifted: bool = True
+    """The beam keeps a place for its best lifted clauses (no constant in the body), which score
+    nothing until the literal that joins them comes (:meth:`learners.ilp.search.Search._next_beam`)."""
     lines: bool = True
     """The concept library has lines: ``K`` atoms of a fluent in a row, a column or a diagonal
     over two integer arguments (``line_true_cell_1_2(x, 3)``; :mod:`learners.ilp.concepts`)."""
