@@ -171,9 +171,12 @@ class Search:
                 table = node.table
             elif isinstance(lit, int):  # a head variable named (`Refiner._named_head`)
                 table = _named(node.table, lit, self.facts.constants.index.get(theta[lit]))
-            elif isinstance(lit, tuple):  # a literal that binds it, and the variable named
+            elif isinstance(lit, tuple):  # a literal, then the variable it binds named or an offset from it
                 table = extend(node.table, lit[0], self.facts, self.s.max_rows)
-                table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
+                if isinstance(lit[1], int):
+                    table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
+                else:
+                    table = extend(table, lit[1], self.facts, self.s.max_rows)
             else:
                 table = extend(node.table, lit, self.facts, self.s.max_rows)
         except TooLarge:
