@@ -8,6 +8,7 @@ IGGP language. For a target predicate ``h`` (``next_cell``) the bias says:
   ``next`` tasks, the statics), positive or negated, with typed variables and constants; at most
   ``max_body`` literals (default 5), at most ``max_vars`` variables besides the head's;
 * ``X != Y`` between variables of one type family (``inequalities``);
+* ``Y = X + K`` between variables of one integer type family, ``K`` from the seed (``offsets``);
 * ``not p(...)`` only on a single literal whose variables are bound by positive literals, or
   anonymous (``not does_mark(_, X, Y)``: "nobody marks X,Y") - safe and stratified.
 
@@ -29,6 +30,11 @@ from learners.ilp.program import asp_constant
 from tasks.task import Task, parse_atom, predicate_of
 
 NEQ = "!="
+OFFSET = "+"
+"""``Literal(OFFSET, (x, y, k))`` is ``Y = X + K``: ``k`` the offset spelled as a string (a
+constant to the code that walks arguments, never a variable), the predicate no name can have."""
+MAX_OFFSET = 10
+"""Largest ``|K|`` of an offset literal (a score's jump, not a distance across a board)."""
 UNTYPED = "t"
 
 Term = int | str | None
@@ -81,6 +87,13 @@ class Settings:
     bounded number of candidates, for one covering more positives (:meth:`learners.ilp.search.Search.run`).
     Only 0-ary: with head arguments a wider clause can join keys by coincidence (one rule for
     both roles' wins, ``goal(R, 100) :- true_cell(C, 3, R), true_cell(D, 1, R)``)."""
+    lifted: bool = True
+    """The beam keeps a place for its best lifted clauses (no constant in the body), which score
+    nothing until the literal that joins them comes (:meth:`learners.ilp.search.Search._next_beam`)."""
+    offsets: bool = True
+    """``Y = X + K`` between variables of one integer type family, ``K`` the seed's difference
+    (``next_score(Y) :- true_score(X), Y = X + 5``: a chain of five ``succ`` is past the body limit;
+    :meth:`learners.ilp.refine.Refiner.refinements`)."""
     lines: bool = True
     """The concept library has lines: ``K`` atoms of a fluent in a row, a column or a diagonal
     over two integer arguments (``line_true_cell_1_2(x, 3)``; :mod:`learners.ilp.concepts`)."""
@@ -94,7 +107,8 @@ class Settings:
 
 @dataclass(frozen=True)
 class Literal:
-    """``p(args)``, ``not p(args)``, ``X != Y`` (``pred == NEQ``) or ``X = Y`` (``NEQ``, negated)."""
+    """``p(args)``, ``not p(args)``, ``X != Y`` (``pred == NEQ``), ``X = Y`` (``NEQ``, negated) or
+    ``Y = X + K`` (``pred == OFFSET``, args ``(X, Y, "K")``)."""
 
     pred: str
     args: tuple[Term, ...]
@@ -102,6 +116,16 @@ class Literal:
 
     def variables(self) -> set[int]:
         return {a for a in self.args if isinstance(a, int)}
+
+    @property
+    def builtin(self) -> bool:
+        """A comparison or an offset: no predicate of the task, and never a fact table."""
+        return self.pred in (NEQ, OFFSET)
+
+
+def offset(x: int, y: int, k: int) -> Literal:
+    """``Y = X + K``."""
+    return Literal(OFFSET, (x, y, str(k)))
 
 
 @dataclass(frozen=True)
@@ -119,12 +143,18 @@ class Clause:
         return 1 + len(self.body)
 
     def bound(self) -> set[int]:
-        """Variables bound by positive body literals."""
+        """Variables bound by positive body literals, and by an offset ``Y = X + K`` whose ``X`` is
+        bound (clingo binds ``Y`` by it, in any order of the body)."""
         out: set[int] = set()
         for lit in self.body:
-            if not lit.negated and lit.pred != NEQ:
+            if not lit.negated and not lit.builtin:
                 out |= lit.variables()
-        return out
+        offsets = [(lit.args[0], lit.args[1]) for lit in self.body if lit.pred == OFFSET]
+        while True:
+            more = {y for x, y in offsets if x in out and isinstance(y, int) and y not in out}
+            if not more:
+                return out
+            out |= more
 
     def safe(self) -> bool:
         return all(a in self.bound() for a in self.head_args if isinstance(a, int))
@@ -163,6 +193,10 @@ class Clause:
         for lit in self.body:
             if lit.pred == NEQ:
                 body.append(f"{term(lit.args[0])} {'=' if lit.negated else '!='} {term(lit.args[1])}")
+            elif lit.pred == OFFSET:
+                x, y, k = lit.args
+                sign = "-" if int(str(k)) < 0 else "+"
+                body.append(f"{term(y)} = {term(x)} {sign} {abs(int(str(k)))}")
             else:
                 body.append(("not " if lit.negated else "") + atom(lit.pred, lit.args))
         return head + "." if not body else f"{head} :- {', '.join(body)}."
@@ -200,9 +234,15 @@ class Bias:
 
     def __post_init__(self) -> None:
         self._declared = {c for cs in self.constants.values() for c in cs}
+        self._integer = {t for t, cs in self.constants.items() if cs and all(map(is_integer, cs))}
 
     def compatible(self, a: str, b: str) -> bool:
         return self.family.get(a, a) == self.family.get(b, b)
+
+    def integer(self, t: str) -> bool:
+        """Whether every declared constant of type ``t`` is an integer (clingo's spelling of one):
+        where ``Y = X + K`` means arithmetic. No signature, no integer types."""
+        return t in self._integer
 
     def may_name(self, constant: str) -> bool:
         """Whether a rule may mention ``constant``: one the signature declares (of any type), or
@@ -212,6 +252,11 @@ class Bias:
         ``n4``); a rule that names one fits its seed and means nothing anywhere else.
         """
         return not self.constants or constant in self._declared
+
+
+def is_integer(text: str) -> bool:
+    """Whether ``text`` is clingo's spelling of an integer (``5``, ``-2``; not ``05`` or ``+5``)."""
+    return text.lstrip("-").isdigit() and str(int(text)) == text
 
 
 def type_families(signature: object) -> dict[str, str]:

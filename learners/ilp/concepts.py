@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from learners.ilp.bias import type_families
+from learners.ilp.bias import is_integer, type_families
 from tasks.signature import Declaration, Signature
 from tasks.task import Split, Task, Vocabulary, format_atom, parse_atom
 
@@ -226,11 +226,7 @@ def _closures(split: Split, edges: list[tuple[int, tuple[str, ...]]], name: str,
 def _integer_positions(atoms: list[tuple[int, tuple[str, ...]]]) -> list[int]:
     """Argument positions where every atom has an integer (clingo's spelling of one)."""
     arity = len(atoms[0][1]) if atoms else 0
-    return [j for j in range(arity) if all(_is_integer(args[j]) for _, args in atoms)]
-
-
-def _is_integer(text: str) -> bool:
-    return text.lstrip("-").isdigit() and str(int(text)) == text
+    return [j for j in range(arity) if all(is_integer(args[j]) for _, args in atoms)]
 
 
 def _coordinate_pairs(atoms, types: tuple[str, ...], family: dict[str, str]) -> list[tuple[int, int]]:

@@ -18,11 +18,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from learners.ilp.bias import NEQ, Clause, Literal
+from learners.ilp.bias import NEQ, OFFSET, Clause, Literal, is_integer
 from learners.ilp.relations import Column, Table, TooLarge, join, pack, semi
 from tasks.task import Split, Task, Vocabulary, parse_atom
 
 __all__ = ["Facts", "Targets", "TooLarge", "extend", "derive", "evaluate_clause", "facts_for", "targets_for"]
+
+
+NOT_INTEGER = np.iinfo(np.int64).min // 4
+"""The value of a constant that is no integer: far from every integer plus an offset."""
 
 
 class Constants:
@@ -31,6 +35,7 @@ class Constants:
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
         self.names: list[str] = []
+        self._integers: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def id(self, name: str) -> int:
         i = self.index.get(name)
@@ -38,6 +43,17 @@ class Constants:
             i = self.index[name] = len(self.names)
             self.names.append(name)
         return i
+
+    def integers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(value of each id, ``NOT_INTEGER`` for a constant that is none; the integer values
+        sorted; the id spelling each), for ``Y = X + K``: built once per set of constants (again
+        only when more were interned since)."""
+        if self._integers is None or self._integers[0] != len(self.names):
+            values = np.array([int(c) if is_integer(c) else NOT_INTEGER for c in self.names], dtype=np.int64)
+            ids = np.flatnonzero(values != NOT_INTEGER)
+            order = np.argsort(values[ids], kind="stable")
+            self._integers = (len(self.names), values, values[ids][order], ids[order])
+        return self._integers[1:]
 
 
 @dataclass
@@ -253,6 +269,8 @@ def extend(table: Table, lit: Literal, facts: Facts, max_rows: int) -> Table:
     if lit.pred == NEQ:
         a, b = lit.args  # negated: ``X = Y``
         return table.take(np.flatnonzero((table.cols[a] == table.cols[b]) == lit.negated))
+    if lit.pred == OFFSET:
+        return _offset(table, lit, facts)
     lt = _literal_table(lit, facts)
     if lit.negated:
         if "ex" in lt.cols:
@@ -261,6 +279,34 @@ def extend(table: Table, lit: Literal, facts: Facts, max_rows: int) -> Table:
         return semi(table, lt, on, keep=False)
     on = [c for c in lt.cols if c in table.cols]
     return join(table, lt, on, max_rows)
+
+
+def _offset(table: Table, lit: Literal, facts: Facts) -> Table:
+    """``Y = X + K``: a filter where ``Y`` is bound already, else ``Y``'s binding.
+
+    Columns hold constant ids: ``X``'s integer value plus ``K`` is mapped back to the id of the
+    constant that spells it. A row whose ``X + K`` names no constant drops out. clingo would still
+    derive the head atom with that new integer, but it is no target atom of the task (the task's
+    target atoms are interned constants), so it is never scored; and a body literal over ``Y``
+    could not hold for it either (facts hold only interned constants). ``Y`` is bound only for a
+    head variable or a bound one (`learners.ilp.refine.Refiner._offsets`), never for a variable
+    a negated literal alone would read.
+    """
+    x, y, k = lit.args
+    values, sorted_values, sorted_ids = facts.constants.integers()
+    if len(sorted_values) == 0:
+        return table.take(np.zeros(0, dtype=np.int64))
+    xs = values[table.cols[x]]
+    want = xs + int(str(k))
+    at = np.minimum(np.searchsorted(sorted_values, want), len(sorted_values) - 1)
+    hit = (xs != NOT_INTEGER) & (sorted_values[at] == want)
+    ys = sorted_ids[at]
+    if y in table.cols:
+        return table.take(np.flatnonzero(hit & (table.cols[y] == ys)))
+    keep = np.flatnonzero(hit)
+    out = table.take(keep)
+    out.cols[y] = ys[keep]
+    return out
 
 
 def _head_fit(atoms: Table, clause: Clause, facts: Facts) -> tuple[np.ndarray, dict] | None:

@@ -20,7 +20,11 @@ The language (see :mod:`learners.ilp.search` for how it is searched):
   is a fluent with at most one variable (``true_jumper(red, 10, Y)``: "red reached column 10"),
   or a fully ground fluent (``true_cell(1, 1, x)``);
 * a negated literal ``not p(...)`` uses bound variables, ``_`` and at most one constant, and must
-  be false in the seed; ``X != Y`` joins two bound variables whose seed values differ.
+  be false in the seed; ``X != Y`` joins two bound variables whose seed values differ;
+* ``Y = X + K`` (an offset) joins two variables of one integer type family, ``K`` their seed
+  values' difference (``0 < |K| <= MAX_OFFSET``): between two bound variables a filter, from a
+  bound ``X`` to an unbound head variable ``Y`` a binding, and with a positive literal that binds
+  ``X`` (``true_score(X), Y = X + 5``) a binding in one step (`Refiner._offsets`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from learners.ilp.bias import NEQ, Bias, Clause, Literal, Term
+from learners.ilp.bias import MAX_OFFSET, NEQ, Bias, Clause, Literal, Term, is_integer, offset
 
 NEW = object()
 """A bottom constant that becomes a new variable of the literal (not one the clause has)."""
@@ -40,9 +44,12 @@ NEG_CONSTANTS = 6
 MAX_CONSTANTS = 1
 """Constants in a literal that also has variables (ground fluents are separate)."""
 
-Refinement = tuple[Clause, tuple[str, ...], Literal | int | tuple[Literal, int] | None]
+Refinement = tuple[
+    Clause, tuple[str, ...], Literal | int | tuple[Literal, int] | tuple[Literal, Literal] | None
+]
 """(clause, theta, what changed): ``None`` the head only, a literal added, an ``int`` a head
-variable named by its seed constant, or (literal, variable) both at once."""
+variable named by its seed constant, or (literal, variable) both at once, or (literal, offset):
+a literal and the offset that binds a head variable from it, in that order."""
 
 
 @dataclass
@@ -118,12 +125,26 @@ class Refiner:
         existing = list(dict.fromkeys(head_vars + sorted(bound)))
         unbound = {v for v in head_vars if v not in bound}
         if unbound:  # an unsafe clause first binds its head variables (then it can be scored exactly)
+            others = []
             for clause, th, lit in self._positive(c, theta, existing):
                 if lit.variables() & unbound:
                     yield clause, th, lit
                     for named, _, named_arg in self._named_head(clause, th, lit.variables() & unbound):
                         assert isinstance(named_arg, int)  # _named_head names one head variable
                         yield named, th, (lit, named_arg)
+                else:
+                    others.append((clause, th, lit))
+            if (
+                self.s.offsets
+            ):  # a head variable bound by an offset: from a bound variable, or from a new fluent
+                yield from self._offsets(c, theta, sorted(bound), sorted(unbound))
+                if len(c.body) + 2 <= self.s.max_body:
+                    for clause, th, lit in others:
+                        if lit.pred in bias.static_preds:
+                            continue  # ``succ(X, 7), Y = X + 1`` is a ground head in disguise
+                        new = sorted(v for v in lit.variables() if v >= len(c.types))
+                        for made, _, off in self._offsets(clause, th, new, sorted(unbound)):
+                            yield made, th, (lit, off)
             return
         # cheap, often decisive constraints first (anti-joins and filters), then new literals
         if self.s.negation and (bound or self.s.absence):
@@ -134,7 +155,35 @@ class Refiner:
                     lit = Literal(NEQ, (u, v))
                     if lit not in c.body:
                         yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
+        if self.s.offsets:
+            yield from self._offsets(c, theta, sorted(bound), sorted(bound))
         yield from self._positive(c, theta, existing)
+
+    def _offsets(
+        self, c: Clause, theta: tuple[str, ...], sources: list[int], targets: list[int]
+    ) -> Iterator[tuple[Clause, tuple[str, ...], Literal]]:
+        """``c`` plus ``Y = X + K`` for ``X`` in ``sources``, ``Y`` in ``targets`` (another variable),
+        both of one integer type family, ``K`` their seed values' difference (``0 < |K| <=
+        MAX_OFFSET``): the seed's one ``K``, as a bottom literal's constants are the seed's.
+
+        Between two bound variables each pair once (``Y = X + 3``, not also ``X = Y - 3``).
+        """
+        bias = self.bias
+        for x in sources:
+            for y in targets:
+                if x == y or (y in sources and x in targets and y < x):
+                    continue
+                tx, ty = c.types[x], c.types[y]
+                if not (bias.integer(tx) and bias.integer(ty) and bias.compatible(tx, ty)):
+                    continue
+                if not (is_integer(theta[x]) and is_integer(theta[y])):
+                    continue  # an undeclared constant in the seed
+                k = int(theta[y]) - int(theta[x])
+                if not 0 < abs(k) <= MAX_OFFSET:
+                    continue
+                lit = offset(x, y, k)
+                if lit not in c.body:
+                    yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
 
     def lifted(
         self, root: Clause, theta: tuple[str, ...]
@@ -181,7 +230,7 @@ class Refiner:
                 continue
             const = theta[a]
             with_a = [lit for lit in c.body if a in lit.args]
-            if any(lit.negated or lit.pred == NEQ for lit in with_a):
+            if any(lit.negated or lit.builtin for lit in with_a):
                 continue
             named = {
                 lit: Literal(lit.pred, tuple(const if x == a else x for x in lit.args)) for lit in with_a

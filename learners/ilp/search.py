@@ -171,9 +171,12 @@ class Search:
                 table = node.table
             elif isinstance(lit, int):  # a head variable named (`Refiner._named_head`)
                 table = _named(node.table, lit, self.facts.constants.index.get(theta[lit]))
-            elif isinstance(lit, tuple):  # a literal that binds it, and the variable named
+            elif isinstance(lit, tuple):  # a literal, then the variable it binds named or an offset from it
                 table = extend(node.table, lit[0], self.facts, self.s.max_rows)
-                table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
+                if isinstance(lit[1], int):
+                    table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
+                else:
+                    table = extend(table, lit[1], self.facts, self.s.max_rows)
             else:
                 table = extend(node.table, lit, self.facts, self.s.max_rows)
         except TooLarge:
@@ -252,7 +255,11 @@ class Search:
         children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
         safe = [n for n in children if n.clause.safe()]
         unsafe = sorted((n for n in children if not n.clause.safe()), key=_closer_to_safe)
-        return [n for n in safe[:width] + unsafe[: max(width // 2, 2)] if self._materialise(n)]
+        # the best lifted clauses (no constant in the body) keep a place: a literal that pays off only
+        # with the next one (`true_cell(X, Y, knight)`, then `true_cell(X, Y, hole)`) scores nothing
+        # alone and is crowded out by literals with constants that fit a part of the positives
+        lifted = [n for n in safe[width:] if _lifted(n.clause)][: max(width // 2, 2) if self.s.lifted else 0]
+        return [n for n in safe[:width] + lifted + unsafe[: max(width // 2, 2)] if self._materialise(n)]
 
     def _materialise(self, node: Node) -> bool:
         """Give ``node`` its bindings back if the memory bound dropped them (False: too large now)."""
@@ -358,6 +365,11 @@ def _canonical(clause: Clause, theta: tuple[str, ...]) -> tuple:
 
     head = tuple(term(a) for a in clause.head_args)
     return head, frozenset((lit.pred, lit.negated, tuple(term(a) for a in lit.args)) for lit in clause.body)
+
+
+def _lifted(clause: Clause) -> bool:
+    """No constant in the body: every argument of every body literal is a variable."""
+    return all(isinstance(a, int) for lit in clause.body for a in lit.args)
 
 
 def _closer_to_safe(node: Node) -> tuple:
