@@ -29,3 +29,18 @@ def make_task(
         p = bool_csr([targets.ids(pos) for _, pos in rows], len(targets))
         splits[name] = Split(name, b, p, np.arange(len(targets)))
     return Task(game, target, background, targets, background.ids(statics), splits)
+
+
+def coverage_and_clingo(clause, task: Task, split_name: str = "test") -> tuple[list[int], list[int]]:
+    """The atom keys (example x atom) a clause derives on a split: by the vectorised coverage, and
+    by clingo running the clause's text. The two must agree."""
+    from learners.ilp.coverage import evaluate_clause, facts_for, targets_for
+    from learners.ilp.evaluate import RuleModel
+
+    split = task.split(split_name)
+    facts = facts_for(task, split)
+    targets = targets_for(task, split, facts.constants)
+    keys = np.sort(evaluate_clause(clause, facts, targets, 10**6))
+    pred = RuleModel(clause.text()).predict(task, split).tocoo()
+    expected = np.sort(pred.row.astype(np.int64) * targets.n_atoms + pred.col)
+    return keys.tolist(), expected.tolist()

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ilp_tasks import coverage_and_clingo
 from test_ilasp import lights_task
 
 from learners.ilp.bias import NEQ, Clause, Literal
 from learners.ilp.cover import RelevantCover, ScoredRule, best_partial_cover
-from learners.ilp.coverage import evaluate_clause, facts_for, targets_for
-from learners.ilp.evaluate import RuleModel
 from learners.ilp.relations import Table, join, pack, semi
 
 POS = ("pos",)
@@ -33,14 +32,8 @@ def _clauses() -> list[Clause]:
 
 @pytest.mark.parametrize("clause", _clauses(), ids=lambda c: c.text())
 def test_vectorised_coverage_agrees_with_clingo(clause):
-    task = lights_task("next").for_predicate("next_on")
-    split = task.split("test")
-    facts = facts_for(task, split)
-    targets = targets_for(task, split, facts.constants)
-    keys = np.sort(evaluate_clause(clause, facts, targets, 10**6))
-    pred = RuleModel(clause.text()).predict(task, split).tocoo()
-    expected = np.sort(pred.row.astype(np.int64) * targets.n_atoms + pred.col)
-    assert keys.tolist() == expected.tolist()
+    keys, expected = coverage_and_clingo(clause, lights_task("next").for_predicate("next_on"))
+    assert keys == expected
 
 
 def test_joins_on_packed_keys():
