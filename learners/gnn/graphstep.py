@@ -27,15 +27,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
 from learners.gnn.data import Batch, DeviceSplit, WorldData
-
-if TYPE_CHECKING:
-    from learners.gnn.modules import GraphLogNet
 
 WARMUP_STEPS = 2
 # Captured (world, split) slots kept at once: each graph holds a private memory pool, so a
@@ -100,16 +97,15 @@ class _Slot:
 
 
 class StepRunner:
-    """Runs training steps of ``net`` with ``opt``: eagerly, or padded and replayed from CUDA graphs.
+    """Runs training steps (``loss_of(world, batch, cache)``, then ``opt``): eagerly, or padded and
+    replayed from CUDA graphs.
 
     ``graphs``: capture on CUDA (the optimizer must be capturable: ``learners.gnn.train.make_optimizer``).
     ``padded`` without ``graphs`` runs the padded step eagerly (the CPU tests of the padding).
     """
 
-    def __init__(
-        self, net: GraphLogNet, opt: torch.optim.Optimizer, loss_of: Any, graphs: bool, padded: bool
-    ):
-        self.net, self.opt, self.loss_of = net, opt, loss_of
+    def __init__(self, opt: torch.optim.Optimizer, loss_of: Any, graphs: bool, padded: bool):
+        self.opt, self.loss_of = opt, loss_of
         self.graphs, self.padded = graphs, padded or graphs
         self.slots: dict[tuple[str, str, int], _Slot] = {}
 

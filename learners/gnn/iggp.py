@@ -250,7 +250,7 @@ class IGGPGNNLearner:
         import torch
         import torch.nn.functional as F
 
-        from learners.gnn.train import FIRST_CHECKPOINT_AT, autocast, build_net, job_seed, pick_device
+        from learners.gnn.train import autocast, build_net, first_checkpoint_budget, job_seed, pick_device
         from learners.metrics import count, pool
 
         seed = job_seed(seed if seed is not None else self.seed)
@@ -269,7 +269,7 @@ class IGGPGNNLearner:
         n_neg = float(labels.shape[0] * labels.shape[1]) - n_pos
         pos_weight = torch.tensor(max(n_neg, 1.0) / max(n_pos, 1.0), device=device).clamp(max=100.0)
         rng = np.random.default_rng(seed)
-        first_cut = Budget(budget.seconds * FIRST_CHECKPOINT_AT, budget.started) if budget.seconds else budget
+        first_cut = first_checkpoint_budget(budget)
         best: IGGPGNNModel | None = None
         curve: list[dict] = []
         for epoch in range(self.epochs):
@@ -278,7 +278,7 @@ class IGGPGNNLearner:
             order = rng.permutation(train.n_examples)
             # before the first checkpoint the epoch stops at FIRST_CHECKPOINT_AT of the budget, so
             # that a model is reported before the orchestrator's kill at the budget
-            stop = budget if best is not None or budget.seconds is None else first_cut
+            stop = budget if best is not None else first_cut
             for i in range(0, train.n_examples, self.batch_size):
                 if stop.expired():
                     break

@@ -27,7 +27,6 @@ import contextlib
 import copy
 import os
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -148,9 +147,8 @@ class TrainConfig:
     deterministic: bool = True
     autocast: bool = True  # bfloat16 autocast on the GPU
     compile: bool = False  # torch.compile of the composition module, GPU only (see compile_for)
-    cuda_graphs: bool = (
-        True  # on the GPU, steps padded and replayed from CUDA graphs (learners.gnn.graphstep)
-    )
+    # on the GPU, steps padded and replayed from CUDA graphs (learners.gnn.graphstep)
+    cuda_graphs: bool = True
 
 
 @dataclass
@@ -216,21 +214,27 @@ def cross_entropy(
     return -torch.where(weight > 0, picked, torch.zeros_like(picked)).sum() / weight.sum()
 
 
+def first_checkpoint_budget(budget: Budget) -> Budget:
+    """The part of ``budget`` an epoch may train before the first checkpoint (FIRST_CHECKPOINT_AT
+    of it; all of an unlimited budget)."""
+    if budget.seconds is None:
+        return budget
+    return Budget(budget.seconds * FIRST_CHECKPOINT_AT, budget.started)
+
+
 def uses_cuda_graphs(cfg: TrainConfig, device: torch.device) -> bool:
     """Whether training steps are replayed from CUDA graphs: on the GPU, with the device pipeline,
     unless ``cfg`` turns them off or compiles instead."""
     return device.type == "cuda" and cfg.cuda_graphs and cfg.pipeline == "device" and not cfg.compile
 
 
-_runners: weakref.WeakKeyDictionary[torch.optim.Optimizer, StepRunner] = weakref.WeakKeyDictionary()
-
-
 def step_runner(
     net: GraphLogNet, opt: torch.optim.Optimizer, cfg: TrainConfig, padded: bool = False
 ) -> StepRunner:
-    """The optimizer's step runner (one per optimizer: its captured graphs live as long as it does).
-    ``padded`` runs padded steps even without CUDA graphs (the CPU tests of the padding)."""
-    runner = _runners.get(opt)
+    """The optimizer's step runner (one per optimizer: its captured graphs live as long as it does;
+    kept on the optimizer, so the two are freed together). ``padded`` runs padded steps even
+    without CUDA graphs (the CPU tests of the padding)."""
+    runner: StepRunner | None = getattr(opt, "_orch_step_runner", None)
     if runner is None:
         device = next(net.parameters()).device
 
@@ -238,8 +242,8 @@ def step_runner(
             with autocast(device, cfg.autocast, cache):
                 return cross_entropy(net(world, b).float(), b.target, b.weight)
 
-        runner = StepRunner(net, opt, loss_of, uses_cuda_graphs(cfg, device), padded)
-        _runners[opt] = runner
+        runner = StepRunner(opt, loss_of, uses_cuda_graphs(cfg, device), padded)
+        opt._orch_step_runner = runner  # type: ignore[attr-defined]
     return runner
 
 
@@ -326,9 +330,8 @@ def fit(
         # that point has passed already): the orchestrator kills a job at its budget, so a model
         # must be validated and reported before then, even when one epoch takes longer.
         step_budget = budget
-        if best_state is None and budget.seconds is not None:
-            first = Budget(budget.seconds * FIRST_CHECKPOINT_AT, budget.started)
-            step_budget = budget if first.expired() else first
+        if best_state is None and not (first := first_checkpoint_budget(budget)).expired():
+            step_budget = first
         for w in order:
             steps = list(train_steps(net, opt, w, "train", cfg, rng, step_budget))
             hist.graphs_trained += min(len(w.splits["train"]), len(steps) * cfg.batch_size)

@@ -118,6 +118,25 @@ def test_at_most_max_slots_worlds_keep_buffers(monkeypatch):
     assert [k[0] for k in runner.slots] == [worlds[2].name, worlds[0].name]
 
 
+def test_a_step_runner_does_not_outlive_its_optimizer(world):
+    """The runner (and on the GPU its graphs and their memory) is freed with its optimizer: a
+    k-shot run makes an optimizer per adaptation."""
+    import gc
+    import weakref
+
+    net = build_net(
+        lambda: GraphLogNet(net_config("param-rgcn", dim=8, seed=0, dropout=0.0)), 0, torch.device("cpu")
+    )
+    cfg = TrainConfig(batch_size=8, cuda_graphs=False)
+    opt = make_optimizer(net, cfg)
+    assert step_runner(net, opt, cfg, padded=True) is step_runner(net, opt, cfg)
+    list(train_steps(net, opt, world, "train", cfg, np.random.default_rng(0), Budget(), max_steps=2))
+    gone = weakref.ref(step_runner(net, opt, cfg))
+    del opt
+    gc.collect()
+    assert gone() is None
+
+
 def test_weighted_cross_entropy_is_the_mean_over_real_queries():
     logits = torch.randn(5, 7)
     target = torch.tensor([1, 2, 3, 1, 1])
