@@ -251,7 +251,9 @@ def _engine_covering(game: Game, path: Path, fluents: set[str], text: str | None
     with warnings.catch_warnings():  # the parser already warned about this file once
         warnings.simplefilter("ignore", GDLWarning)
         source = path.read_text() if text is None else text
-        wider = Game.from_text(source + "\n" + extra, name=path.stem, base_dir=path.parent)
+        wider = Game.from_text(
+            source + "\n" + extra, name=path.stem, base_dir=path.parent, lenient=game.lenient
+        )
     return wider.engine()
 
 
@@ -668,6 +670,56 @@ def _compare_section(
         result.sections.append(
             SectionResult(file, section, sorted(have - regenerated), sorted(regenerated - have))
         )
+
+
+@dataclass
+class GDLExamples:
+    """A game's GDL as an example evaluator: what the oracle check compares, for other callers.
+
+    ``derive(background, target)``: the flattened ``target`` atoms (``legal``, ``next``, ...) the
+    GDL derives from one example's background (dataset atoms, only ``true*``/``does*`` read);
+    ``normal(atom)`` spells a dataset atom as ``derive`` does (see `_proposition_normal`);
+    ``how`` says which evaluator: the compiled engine, or one clingo solve per example where the
+    whole game does not ground within the engine's bound.
+    """
+
+    derive: Callable[[list[str], str], set[str]]
+    normal: Callable[[str], str]
+    how: str
+
+
+def gdl_examples(path: Path, atoms: Iterable[str], text: str | None = None) -> GDLExamples:
+    """The GDL at ``path`` (or ``text``, a corrected copy of it) over the dataset atoms ``atoms``
+    (every background atom the examples may hold: the engine must know each fluent; read as
+    generation read the game, with its leniencies). Raises GDLError (or ValueError) when the GDL
+    cannot be used at all."""
+    with warnings.catch_warnings():  # the file was read (and warned about) before
+        warnings.simplefilter("ignore", GDLWarning)
+        source = path.read_text() if text is None else text
+        try:
+            gdl = Game.from_text(source, name=path.stem, base_dir=path.parent)
+        except GDLError:
+            gdl = Game.from_text(source, name=path.stem, base_dir=path.parent, lenient=True)
+    relations = _own_relations(gdl.relations)
+    gdl_input = _input_reader(relations)
+    fluents = {text for kind, text in map(gdl_input, (a for a in atoms if _is_input(a))) if kind == "true"}
+    try:
+        evaluate: _Evaluate = _engine_covering(gdl, path, fluents, text).evaluate
+        how = "the compiled engine"
+    except (GDLError, ValueError, RuntimeError) as e:
+        if "grounding did not finish" not in str(e):
+            raise
+        evaluate, how = partial(evaluate_by_solving, gdl.to_asp()), "one clingo solve per example"
+    derive = _deriver(evaluate, gdl_input)
+    return GDLExamples(
+        lambda b, t: derive([a for a in b if _is_input(a)], t), _proposition_normal(relations), how
+    )
+
+
+def _is_input(atom: str) -> bool:
+    """A state or move atom of an example (``true_cell(..)``, ``does(..)``), not a static."""
+    name = predicate_of(atom)
+    return name in ("true", "does") or name.startswith(("true_", "does_"))
 
 
 def check_dataset(

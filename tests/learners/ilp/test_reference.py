@@ -262,3 +262,42 @@ def test_a_game_played_anyway_is_read_with_the_same_leniency(tmp_path):
         model = make_learner("reference").fit(task, Budget(30.0))
         for split in ("train", "test"):
             assert pool(evaluate(model, task, (split,))[split].values()).perfect, (target, split)
+
+
+@pytest.mark.parametrize("target", ["goal", "legal", "next", "terminal"])
+def test_a_game_too_big_for_clingo_per_example_is_predicted_by_the_engine(mini_dataset, monkeypatch, target):
+    """Past `SYMBOLIC_ATOMS` the same rules are predicted by the compiled engine: still perfect on
+    every split (the helper named like a flattened fluent included), and still after pickling."""
+    import pickle
+
+    from learners.ilp import reference
+
+    task = Dataset(mini_dataset).load_task("mini", target)
+    assert type(make_learner("reference").fit(task, Budget(60))).__name__ == "RuleModel"
+    monkeypatch.setattr(reference, "SYMBOLIC_ATOMS", 0)
+    model = make_learner("reference").fit(task, Budget(60))
+    assert isinstance(model, reference.EngineModel) and "compiled engine" in model.describe()
+    assert model.rules() == reference_model(task).rules()
+    for m in (model, pickle.loads(pickle.dumps(model))):
+        for split, per_predicate in evaluate(m, task, SPLITS).items():
+            assert pool(per_predicate.values()).perfect, (target, split)
+
+
+@pytest.mark.parametrize(
+    "game", ["tictactoe", "pilgrimage", pytest.param("firesheep", marks=pytest.mark.slow)]
+)
+def test_the_engine_route_is_perfect_on_published_games(iggp_dir, monkeypatch, game):
+    """The engine route on published games, the two with a data defect included (the corrected
+    GDL is chosen on train as on the clingo route)."""
+    from learners.ilp import reference
+
+    monkeypatch.setattr(reference, "SYMBOLIC_ATOMS", 0)
+    dataset = Dataset(iggp_dir)
+    for target in dataset.targets(game):
+        task = dataset.load_task(game, target)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = make_learner("reference").fit(task, Budget(600))
+        assert isinstance(model, reference.EngineModel)
+        for split, counts in evaluate(model, task, ("validate", "test")).items():
+            assert pool(counts.values()).perfect, (game, target, split)
