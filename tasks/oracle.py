@@ -455,14 +455,7 @@ def _deriver(
         key = tuple(sorted(background))
         hit = derived_cache.get(key)
         if hit is None:
-            fluents, does = [], {}
-            for kind, text in map(gdl_input, key):
-                if kind == "true":
-                    fluents.append(text)
-                else:
-                    role, _, move = text.partition(",")
-                    does[role] = move
-            hit = derived_cache[key] = evaluate(fluents, does)
+            hit = derived_cache[key] = evaluate(*_state_and_moves(key, gdl_input))
         out = set()
         for a in hit.get(target, []):
             if a not in flat:
@@ -676,14 +669,15 @@ def _compare_section(
 class GDLExamples:
     """A game's GDL as an example evaluator: what the oracle check compares, for other callers.
 
-    ``derive(background, target)``: the flattened ``target`` atoms (``legal``, ``next``, ...) the
-    GDL derives from one example's background (dataset atoms, only ``true*``/``does*`` read);
-    ``normal(atom)`` spells a dataset atom as ``derive`` does (see `_proposition_normal`);
-    ``how`` says which evaluator: the compiled engine, or one clingo solve per example where the
-    whole game does not ground within the engine's bound.
+    ``derive(backgrounds, target)``: per example, the flattened ``target`` atoms (``legal``,
+    ``next``, ...) the GDL derives from its background (dataset atoms; only ``true*``/``does*``
+    are read); ``normal(atom)`` spells a dataset atom as ``derive`` does (see
+    `_proposition_normal`); ``how`` says which evaluator: the compiled engine (in batches,
+    `tasks.gdl.Engine.evaluate_batch`), or one clingo solve per example where the whole game does
+    not ground within the engine's bound.
     """
 
-    derive: Callable[[list[str], str], set[str]]
+    derive: Callable[[list[list[str]], str], list[set[str]]]
     normal: Callable[[str], str]
     how: str
 
@@ -704,16 +698,44 @@ def gdl_examples(path: Path, atoms: Iterable[str], text: str | None = None) -> G
     gdl_input = _input_reader(relations)
     fluents = {text for kind, text in map(gdl_input, (a for a in atoms if _is_input(a))) if kind == "true"}
     try:
-        evaluate: _Evaluate = _engine_covering(gdl, path, fluents, text).evaluate
+        engine: Engine | None = _engine_covering(gdl, path, fluents, text)
         how = "the compiled engine"
     except (GDLError, ValueError, RuntimeError) as e:
         if "grounding did not finish" not in str(e):
             raise
-        evaluate, how = partial(evaluate_by_solving, gdl.to_asp()), "one clingo solve per example"
-    derive = _deriver(evaluate, gdl_input)
-    return GDLExamples(
-        lambda b, t: derive([a for a in b if _is_input(a)], t), _proposition_normal(relations), how
-    )
+        engine, how = None, "one clingo solve per example"
+    asp = gdl.to_asp() if engine is None else ""
+    flat: dict[str, str] = {}
+
+    def derive(backgrounds: list[list[str]], target: str) -> list[set[str]]:
+        examples = [_state_and_moves([a for a in b if _is_input(a)], gdl_input) for b in backgrounds]
+        if engine is not None:
+            derived = engine.evaluate_batch(examples)
+        else:
+            derived = [evaluate_by_solving(asp, fluents, does) for fluents, does in examples]
+        out = []
+        for d in derived:
+            for a in d.get(target, []):
+                if a not in flat:
+                    flat[a] = flatten(a)
+            out.append({flat[a] for a in d.get(target, [])})
+        return out
+
+    return GDLExamples(derive, _proposition_normal(relations), how)
+
+
+def _state_and_moves(
+    background: Iterable[str], gdl_input: Callable[[str], tuple[str, str]]
+) -> tuple[list[str], dict[str, str]]:
+    """An example's fluents and joint move (role -> move), GDL text, from its dataset atoms."""
+    fluents, does = [], {}
+    for kind, text in map(gdl_input, background):
+        if kind == "true":
+            fluents.append(text)
+        else:
+            role, _, move = text.partition(",")
+            does[role] = move
+    return fluents, does
 
 
 def _is_input(atom: str) -> bool:

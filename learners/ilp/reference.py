@@ -329,20 +329,18 @@ class EngineModel:
         return f"{self.symbolic.describe()}; predicted by {self._cache[1].how if self._cache else 'the compiled engine'}"
 
     def predict(self, task: Task, split: Split) -> sp.csr_matrix:
-        """Boolean (n_examples x |target_atoms|) predictions, one engine evaluation per example."""
+        """Boolean (n_examples x |target_atoms|) predictions, the examples evaluated in batches."""
         from tasks.escape import unescape_atom
 
         examples = self._examples(task)
         background = [unescape_atom(a) for a in task.background_atoms.names]
         column = {examples.normal(unescape_atom(a)): j for j, a in enumerate(task.target_atoms.names)}
-        rows: list[int] = []
-        cols: list[int] = []
-        for e in range(split.n_examples):
-            for atom in examples.derive([background[i] for i in split.background_of(e)], task.target):
-                j = column.get(atom)
-                if j is not None:
-                    rows.append(e)
-                    cols.append(j)
+        derived = examples.derive(
+            [[background[i] for i in split.background_of(e)] for e in range(split.n_examples)], task.target
+        )
+        pairs = [(e, column[a]) for e, atoms in enumerate(derived) for a in atoms if a in column]
+        rows = np.array([e for e, _ in pairs], dtype=np.int64)
+        cols = np.array([j for _, j in pairs], dtype=np.int64)
         shape = (split.n_examples, len(task.target_atoms))
         return sp.csr_matrix((np.ones(len(rows), dtype=bool), (rows, cols)), shape=shape)
 

@@ -89,6 +89,24 @@ def test_evaluate_and_fallback(counter):
     assert odd["goal"] == ["goal(p,100)", "goal(q,7)"]
 
 
+def test_evaluate_batch_is_evaluate_per_example(counter):
+    """In batches (of 3, so several), with moves or none, one role's move only, an unseen fluent
+    and an unknown move (those two fall back to clingo alone): the same atoms as `evaluate`."""
+    eng = counter
+    examples = [
+        (["count(2)", "lamp(on)"], {"p": "inc", "q": "noop"}),
+        (["count(0)", "lamp(off)"], None),
+        (["count(1)", "lamp(off)"], {"q": "toggle(1)"}),
+        (["count(7)", "lamp(on)"], {"p": "wait", "q": "noop"}),
+        (["count(3)", "lamp(on)"], {"p": "wait", "q": "toggle(3)"}),
+        (["count(1)"], {"p": "jump", "q": "noop"}),
+        ([], None),
+    ]
+    before = eng.fallbacks
+    assert eng.evaluate_batch(examples, batch=3) == [eng.evaluate(f, d) for f, d in examples]
+    assert eng.fallbacks == before + 4  # two fall back in the batch, two in the per-example run
+
+
 def test_game_evaluate_solves_one_state_without_the_engine(counter):
     game = Game.from_text(COUNTER, "counter.kif")
     for fluents, does in [
