@@ -379,18 +379,20 @@ def _read_splits(
 
 
 _Evaluate = Callable[[list[str], dict[str, str]], dict[str, list[str]]]
+_EvaluateMany = Callable[[list[tuple[list[str], dict[str, str]]]], list[dict[str, list[str]]]]
+_Derive = Callable[[list[list[str]], str], list[set[str]]]
 
 
 def _evaluator(
     gdl: Game, path: Path, fluents: set[str], signature: Signature | None, result: GameResult,
     solver_fallback: bool,
-) -> tuple[_Evaluate, Any] | None:  # fmt: skip
+) -> tuple[_EvaluateMany, Any] | None:  # fmt: skip
     """(evaluate, static atoms): the compiled engine over ``fluents``, else (a grounding too big,
     with ``solver_fallback``) one clingo solve per example. None when the GDL cannot be used, with
     ``result`` marked unchecked."""
     try:
         engine = _engine_covering(gdl, path, fluents)
-        evaluated = engine.evaluate, engine.static_atoms
+        evaluated = engine.evaluate_batch, engine.static_atoms
         if engine.ground.roles_inferred:
             result.notes.append(_inferred_roles_note(engine.roles, signature))
         return evaluated
@@ -403,12 +405,12 @@ def _evaluator(
     result.notes.append(
         "compiled engine unavailable (grounding too big): checked by one clingo solve per example"
     )
-    return partial(evaluate_by_solving, asp), _static_atoms_by_solving(gdl, asp)
+    return _one_by_one(partial(evaluate_by_solving, asp)), _static_atoms_by_solving(gdl, asp)
 
 
 def _compare_splits(
     result: GameResult, dats: dict[tuple[str, str], tuple[Path, DatFile]], statics: set[str],
-    derive: Callable[[list[str], str], set[str]], normal: Callable[[str], str],
+    derive: _Derive, normal: Callable[[str], str],
 ) -> None:  # fmt: skip
     """Each split's statics section and examples against what the GDL derives; the first
     disagreement of each split is kept."""
@@ -440,36 +442,39 @@ def _verdict(result: GameResult, unreadable: list[str]) -> None:
         result.status = DATA_DEFECT
 
 
-def _deriver(
-    evaluate: Callable[[list[str], dict[str, str]], dict[str, list[str]]],
-    gdl_input: Callable[[str], tuple[str, str]],
-) -> Callable[[list[str], str], set[str]]:
-    """``derive(background, target)``: the flattened target atoms the GDL derives, memoised.
-
-    The same atoms recur in most examples, and legal/goal/terminal share their backgrounds.
-    """
+def _deriver(evaluate_many: _EvaluateMany, gdl_input: Callable[[str], tuple[str, str]]) -> _Derive:
+    """``derive(backgrounds, target)``: per example, the flattened target atoms the GDL derives,
+    the examples not met before evaluated together (`tasks.gdl.Engine.evaluate_batch`) and
+    memoised: the same backgrounds recur, and legal/goal/terminal share theirs."""
     flat: dict[str, str] = {}
     derived_cache: dict[tuple[str, ...], dict[str, list[str]]] = {}
 
-    def derive(background: list[str], target: str) -> set[str]:
-        key = tuple(sorted(background))
-        hit = derived_cache.get(key)
-        if hit is None:
-            hit = derived_cache[key] = evaluate(*_state_and_moves(key, gdl_input))
-        out = set()
-        for a in hit.get(target, []):
-            if a not in flat:
-                flat[a] = flatten(a)
-            out.add(flat[a])
+    def derive(backgrounds: list[list[str]], target: str) -> list[set[str]]:
+        keys = [tuple(sorted(b)) for b in backgrounds]
+        todo = list(dict.fromkeys(k for k in keys if k not in derived_cache))
+        evaluated = evaluate_many([_state_and_moves(k, gdl_input) for k in todo])
+        derived_cache.update(zip(todo, evaluated, strict=True))
+        out = []
+        for key in keys:
+            atoms = derived_cache[key].get(target, [])
+            for a in atoms:
+                if a not in flat:
+                    flat[a] = flatten(a)
+            out.append({flat[a] for a in atoms})
         return out
 
     return derive
 
 
+def _one_by_one(evaluate: _Evaluate) -> _EvaluateMany:
+    """An evaluator of one example at a time (one clingo solve each) as one of many."""
+    return lambda examples: [evaluate(fluents, does) for fluents, does in examples]
+
+
 def _compare_examples(
     dat: DatFile,
     target: str,
-    derive: Callable[[list[str], str], set[str]],
+    derive: _Derive,
     normal: Callable[[str], str] | None = None,
 ) -> Iterator[tuple[int, bool, str | None, str | None]]:
     """Per example: (index, agrees, first missing positive, first extra derived atom).
@@ -478,8 +483,8 @@ def _compare_examples(
     writes the same GDL atom, so that ``next_gameOver()`` (GDL ``(next (gameOver))``) and
     ``next(gameOver)`` (GDL ``(next gameOver)``), the same atom in GDL, compare equal.
     """
-    for i, (background, positives) in enumerate(dat.examples):
-        got = derive(background, target)
+    derived = derive([background for background, _ in dat.examples], target)
+    for i, ((_, positives), got) in enumerate(zip(dat.examples, derived, strict=True)):
         want = set(positives) if normal is None else {normal(p) for p in positives}
         if got == want:
             yield i, True, None, None
@@ -590,7 +595,7 @@ def _try_correction(
             for k, f in map(gdl_input, b)
             if k == "true"
         }
-        derive = _deriver(_engine_covering(fixed, path, fluents, text).evaluate, gdl_input)
+        derive = _deriver(_engine_covering(fixed, path, fluents, text).evaluate_batch, gdl_input)
     except (CorrectionError, GDLError, ValueError, RuntimeError) as e:
         result.notes.append(f"the known data-defect correction cannot be applied: {e}")
         return
@@ -677,7 +682,7 @@ class GDLExamples:
     not ground within the engine's bound.
     """
 
-    derive: Callable[[list[list[str]], str], list[set[str]]]
+    derive: _Derive
     normal: Callable[[str], str]
     how: str
 
@@ -698,28 +703,17 @@ def gdl_examples(path: Path, atoms: Iterable[str], text: str | None = None) -> G
     gdl_input = _input_reader(relations)
     fluents = {text for kind, text in map(gdl_input, (a for a in atoms if _is_input(a))) if kind == "true"}
     try:
-        engine: Engine | None = _engine_covering(gdl, path, fluents, text)
+        evaluate_many: _EvaluateMany = _engine_covering(gdl, path, fluents, text).evaluate_batch
         how = "the compiled engine"
     except (GDLError, ValueError, RuntimeError) as e:
         if "grounding did not finish" not in str(e):
             raise
-        engine, how = None, "one clingo solve per example"
-    asp = gdl.to_asp() if engine is None else ""
-    flat: dict[str, str] = {}
+        evaluate_many = _one_by_one(partial(evaluate_by_solving, gdl.to_asp()))
+        how = "one clingo solve per example"
+    derive_inputs = _deriver(evaluate_many, gdl_input)
 
     def derive(backgrounds: list[list[str]], target: str) -> list[set[str]]:
-        examples = [_state_and_moves([a for a in b if _is_input(a)], gdl_input) for b in backgrounds]
-        if engine is not None:
-            derived = engine.evaluate_batch(examples)
-        else:
-            derived = [evaluate_by_solving(asp, fluents, does) for fluents, does in examples]
-        out = []
-        for d in derived:
-            for a in d.get(target, []):
-                if a not in flat:
-                    flat[a] = flatten(a)
-            out.append({flat[a] for a in d.get(target, [])})
-        return out
+        return derive_inputs([[a for a in b if _is_input(a)] for b in backgrounds], target)
 
     return GDLExamples(derive, _proposition_normal(relations), how)
 
