@@ -311,7 +311,7 @@ class EngineModel:
         self.path = path
         self.text = text
         self._cache: tuple[Task, GDLExamples] | None = None
-        self._examples(task)  # fails here (not at predict) if the GDL cannot be evaluated
+        self.how = self._examples(task).how  # fails here (not at predict) if the GDL cannot be evaluated
 
     def _examples(self, task: Task) -> GDLExamples:
         from tasks.escape import unescape_atom
@@ -326,7 +326,7 @@ class EngineModel:
         return self.symbolic.rules()
 
     def describe(self) -> str:
-        return f"{self.symbolic.describe()}; predicted by {self._cache[1].how if self._cache else 'the compiled engine'}"
+        return f"{self.symbolic.describe()}; predicted by {self.how}"
 
     def predict(self, task: Task, split: Split) -> sp.csr_matrix:
         """Boolean (n_examples x |target_atoms|) predictions, the examples evaluated in batches."""
