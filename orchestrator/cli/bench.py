@@ -268,6 +268,9 @@ def docs_command(
     for path, _, new in updates:
         path.write_text(new)
         typer.echo(f"wrote the results tables of {path}")
+    figure = ggp_docs.write_figure(ggp_results, results)
+    if figure is not None:
+        typer.echo(f"wrote {figure}")
 
 
 @bench_app.command("stale")

@@ -345,6 +345,12 @@ def test_ggp_datasheet_tables_from_a_manifest_and_results(tmp_path):
     assert "2 rulesheets; 1 generated, 1 failed; 1 targets kept, 1 excluded (no-negative: 1)" in text
     assert "| mean | 60s | GGP | 1 |" in text and "| mean | 60s | IGGP | 1 |" in text
     assert "solves any kept target perfectly (0 of 1): none." in text
+    assert f"](results/ggp/{ggp_docs.FIGURE})" in text
+    figure = ggp_docs.write_figure(ggp, iggp)
+    assert figure == ggp / ggp_docs.FIGURE and figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    first = figure.read_bytes()
+    assert ggp_docs.write_figure(ggp, iggp).read_bytes() == first  # a rerun writes the same bytes
+    assert ggp_docs.write_figure(tmp_path / "none", iggp) is None
 
 
 def test_the_oracle_never_counts_as_solving_a_ggp_game(tmp_path):
