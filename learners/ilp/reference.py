@@ -231,8 +231,11 @@ class ReferenceLearner:
         Predicted by clingo example by example, or by the compiled engine where that would
         ground too much (`_predicted_well`)."""
         path = game_file(task)
-        model = _predicted_well(reference_model(task), task, path, None)
-        report(model)
+        symbolic = reference_model(task)
+        report(symbolic)  # a model at once: compiling a big game's engine can take minutes
+        model = _predicted_well(symbolic, task, path, None)
+        if model is not symbolic:
+            report(model)
         correction = correction_of(task, path)
         if correction is None or "train" not in task.splits or budget.expired():
             return model

@@ -275,8 +275,10 @@ def test_a_game_too_big_for_clingo_per_example_is_predicted_by_the_engine(mini_d
     task = Dataset(mini_dataset).load_task("mini", target)
     assert type(make_learner("reference").fit(task, Budget(60))).__name__ == "RuleModel"
     monkeypatch.setattr(reference, "SYMBOLIC_ATOMS", 0)
-    model = make_learner("reference").fit(task, Budget(60))
+    reported = []
+    model = make_learner("reference").fit(task, Budget(60), reported.append)
     assert isinstance(model, reference.EngineModel) and "compiled engine" in model.describe()
+    assert len(reported) == 2 and reported[-1] is model  # the clingo model first, at once
     assert model.rules() == reference_model(task).rules()
     for m in (model, pickle.loads(pickle.dumps(model))):
         for split, per_predicate in evaluate(m, task, SPLITS).items():
