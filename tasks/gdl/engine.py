@@ -27,6 +27,57 @@ from tasks.gdl.trace import State, Trace, goal_key
 __all__ = ["Engine", "State", "Trace"]
 
 
+def _evaluate_batch(
+    self: Engine, examples: Sequence[tuple[list[str], dict[str, str] | None]], batch: int = 1024
+) -> list[dict[str, list[str]]]:
+    """`Engine.evaluate_batch`: `Engine.evaluate` of many (fluents, moves) examples, ``batch`` at
+    a time in one circuit run per phase instead of one per example (an example with an unknown
+    fluent or move still falls back to clingo alone).
+
+    Why: the reference learner and the oracle evaluate every example of a corpus (14 million
+    in the GGP benchmark's kept targets); `evaluate` costs about a millisecond each.
+    """
+    out: list[dict[str, list[str]] | None] = [None] * len(examples)
+    spelled: dict[str, str] = {}
+
+    def canon(text: str) -> str:
+        if text not in spelled:
+            spelled[text] = canonical(text)
+        return spelled[text]
+
+    known: list[int] = []
+    states: list[np.ndarray] = []
+    joints: list[list[int]] = []
+    for k, (fluents, does) in enumerate(examples):
+        ids = [self._fluent_ix.get(canon(f)) for f in fluents]
+        moves = {r: canon(m) for r, m in (does or {}).items()}
+        joint = [
+            self._move_ix[r].get(moves[role], -2) if role in moves else -1
+            for r, role in enumerate(self.roles)
+        ]
+        if None in ids or -2 in joint or not set(moves) <= set(self.roles):
+            out[k] = self.evaluate(fluents, does)
+            continue
+        state = np.zeros(len(self.fluents), dtype=bool)
+        state[[i for i in ids if i is not None]] = True
+        known.append(k)
+        states.append(state)
+        joints.append(joint)
+    for start in range(0, len(known), batch):
+        part = slice(start, start + batch)
+        n = len(known[part])
+        v = self._load(np.stack(states[part]))
+        atoms = _loaded_atoms(self, v, n)
+        self._set_moves(v, np.array(joints[part], dtype=np.int64))
+        self.circuit.run(v, 1)
+        held = unpack(v[self._next_rows], n)
+        for i, k in enumerate(known[part]):
+            atoms[i]["next"] = sorted(f"next({self.fluents[f]})" for f in np.flatnonzero(held[:, i]))
+            out[k] = atoms[i]
+    assert all(o is not None for o in out), "every example is evaluated"
+    return [o for o in out if o is not None]
+
+
 def _state_atoms(self: Engine, states: list[State]) -> list[dict[str, list[str]]]:
     """`Engine.state_atoms`: the ``legal``, ``goal`` and ``terminal`` atoms (GDL text, sorted) of
     each of ``states``, what `evaluate` gives for them, in one circuit run per batch.
@@ -66,6 +117,7 @@ class Engine:
     kind = "compiled"
     """Which engine this is (`tasks.gdl.perstate.PerStateEngine` says ``per-state``)."""
     state_atoms = _state_atoms  # the legal, goal and terminal atoms of a batch of states (above)
+    evaluate_batch = _evaluate_batch  # evaluate, many examples at once (above)
 
     def __init__(
         self, game: Groundable, ground_seconds: float | None = None, extra_fluents: tuple[str, ...] = ()
@@ -247,56 +299,6 @@ class Engine:
             f"next({f})" for f, a in zip(self.fluents, self._next_rows, strict=True) if v[a, 0] & 1
         )
         return out
-
-    def evaluate_batch(
-        self, examples: Sequence[tuple[list[str], dict[str, str] | None]], batch: int = 1024
-    ) -> list[dict[str, list[str]]]:
-        """`evaluate` of many (fluents, moves) examples, ``batch`` at a time in one circuit run
-        per phase instead of one per example (an example with an unknown fluent or move still
-        falls back to clingo alone).
-
-        Why: the reference learner and the oracle evaluate every example of a corpus (14 million
-        in the GGP benchmark's kept targets); `evaluate` costs about a millisecond each.
-        """
-        out: list[dict[str, list[str]] | None] = [None] * len(examples)
-        spelled: dict[str, str] = {}
-
-        def canon(text: str) -> str:
-            if text not in spelled:
-                spelled[text] = canonical(text)
-            return spelled[text]
-
-        known: list[int] = []
-        states: list[np.ndarray] = []
-        joints: list[list[int]] = []
-        for k, (fluents, does) in enumerate(examples):
-            ids = [self._fluent_ix.get(canon(f)) for f in fluents]
-            moves = {r: canon(m) for r, m in (does or {}).items()}
-            joint = [
-                self._move_ix[r].get(moves[role], -2) if role in moves else -1
-                for r, role in enumerate(self.roles)
-            ]
-            if None in ids or -2 in joint or not set(moves) <= set(self.roles):
-                out[k] = self.evaluate(fluents, does)
-                continue
-            state = np.zeros(len(self.fluents), dtype=bool)
-            state[[i for i in ids if i is not None]] = True
-            known.append(k)
-            states.append(state)
-            joints.append(joint)
-        for start in range(0, len(known), batch):
-            part = slice(start, start + batch)
-            n = len(known[part])
-            v = self._load(np.stack(states[part]))
-            atoms = _loaded_atoms(self, v, n)
-            self._set_moves(v, np.array(joints[part], dtype=np.int64))
-            self.circuit.run(v, 1)
-            held = unpack(v[self._next_rows], n)
-            for i, k in enumerate(known[part]):
-                atoms[i]["next"] = sorted(f"next({self.fluents[f]})" for f in np.flatnonzero(held[:, i]))
-                out[k] = atoms[i]
-        assert all(o is not None for o in out), "every example is evaluated"
-        return [o for o in out if o is not None]
 
     # ----------------------------------------------------------------- playouts
     def playouts(self, n: int, max_steps: int = 100, seed: int = 0, batch: int = 1024) -> list[Trace]:
