@@ -55,6 +55,7 @@ import clingo
 
 from tasks.data_defects import CorrectionError, correction_for
 from tasks.gdl import Engine, Game, GDLError, GDLWarning, flatten, unflatten
+from tasks.gdl.errors import GroundingLimit
 from tasks.gdl.exact import evaluate_by_solving
 from tasks.gdl.terms import parse_ground, symbol_text
 from tasks.generate import dataset_statics
@@ -397,8 +398,8 @@ def _evaluator(
             result.notes.append(_inferred_roles_note(engine.roles, signature))
         return evaluated
     except (GDLError, ValueError, RuntimeError) as e:
-        if not (solver_fallback and "grounding did not finish" in str(e)):
-            hint = " (leave out --no-solver-fallback)" if "grounding did not finish" in str(e) else ""
+        if not (solver_fallback and _too_big_to_compile(e)):
+            hint = " (leave out --no-solver-fallback)" if _too_big_to_compile(e) else ""
             result.status, result.reason = UNCHECKED, f"GDL cannot be used: {e}{hint}"
             return None
     asp = gdl.to_asp()
@@ -464,6 +465,12 @@ def _deriver(evaluate_many: _EvaluateMany, gdl_input: Callable[[str], tuple[str,
         return out
 
     return derive
+
+
+def _too_big_to_compile(error: Exception) -> bool:
+    """The engine's whole grounding passed its time bound (`tasks.gdl.ground`): the one failure
+    that one clingo solve per example gets around."""
+    return isinstance(error, GroundingLimit) and "grounding did not finish" in str(error)
 
 
 def _one_by_one(evaluate: _Evaluate) -> _EvaluateMany:
@@ -706,7 +713,7 @@ def gdl_examples(path: Path, atoms: Iterable[str], text: str | None = None) -> G
         evaluate_many: _EvaluateMany = _engine_covering(gdl, path, fluents, text).evaluate_batch
         how = "the compiled engine"
     except (GDLError, ValueError, RuntimeError) as e:
-        if "grounding did not finish" not in str(e):
+        if not _too_big_to_compile(e):
             raise
         evaluate_many = _one_by_one(partial(evaluate_by_solving, gdl.to_asp()))
         how = "one clingo solve per example"

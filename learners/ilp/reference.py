@@ -313,17 +313,19 @@ class EngineModel:
         self.symbolic = symbolic
         self.path = path
         self.text = text
-        self._cache: tuple[Task, GDLExamples] | None = None
-        self.how = self._examples(task).how  # fails here (not at predict) if the GDL cannot be evaluated
+        self._cache: tuple[Task, GDLExamples, list[str]] | None = None
+        self.how = self._examples(task)[0].how  # fails here (not at predict) if the GDL cannot be evaluated
 
-    def _examples(self, task: Task) -> GDLExamples:
+    def _examples(self, task: Task) -> tuple[GDLExamples, list[str]]:
+        """The game's evaluator over ``task``'s background atoms, and those atoms in the GDL's
+        spelling (unescaped), built once per task."""
         from tasks.escape import unescape_atom
         from tasks.oracle import gdl_examples
 
         if self._cache is None or self._cache[0] is not task:
-            atoms = [unescape_atom(a) for a in task.background_atoms.names]
-            self._cache = (task, gdl_examples(self.path, atoms, self.text))
-        return self._cache[1]
+            background = [unescape_atom(a) for a in task.background_atoms.names]
+            self._cache = (task, gdl_examples(self.path, background, self.text), background)
+        return self._cache[1], self._cache[2]
 
     def rules(self) -> str:
         return self.symbolic.rules()
@@ -335,8 +337,7 @@ class EngineModel:
         """Boolean (n_examples x |target_atoms|) predictions, the examples evaluated in batches."""
         from tasks.escape import unescape_atom
 
-        examples = self._examples(task)
-        background = [unescape_atom(a) for a in task.background_atoms.names]
+        examples, background = self._examples(task)
         column = {examples.normal(unescape_atom(a)): j for j, a in enumerate(task.target_atoms.names)}
         derived = examples.derive(
             [[background[i] for i in split.background_of(e)] for e in range(split.n_examples)], task.target

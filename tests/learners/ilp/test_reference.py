@@ -303,3 +303,20 @@ def test_the_engine_route_is_perfect_on_published_games(iggp_dir, monkeypatch, g
         assert isinstance(model, reference.EngineModel)
         for split, counts in evaluate(model, task, ("validate", "test")).items():
             assert pool(counts.values()).perfect, (game, target, split)
+
+
+def test_a_game_the_engine_cannot_ground_in_time_is_predicted_by_clingo_per_example(
+    mini_dataset, monkeypatch
+):
+    """Past the engine's grounding bound the engine route evaluates one clingo solve per example
+    (what ``orch games check`` falls back to as well): still perfect."""
+    import tasks.gdl.engine
+    from learners.ilp import reference
+
+    monkeypatch.setattr(reference, "SYMBOLIC_ATOMS", 0)
+    monkeypatch.setattr(tasks.gdl.engine, "GROUND_SECONDS", 0.0)
+    task = Dataset(mini_dataset).load_task("mini", "next")
+    model = make_learner("reference").fit(task, Budget(60))
+    assert isinstance(model, reference.EngineModel) and "one clingo solve per example" in model.describe()
+    for split, per_predicate in evaluate(model, task, SPLITS).items():
+        assert pool(per_predicate.values()).perfect, split
