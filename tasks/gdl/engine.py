@@ -134,12 +134,7 @@ class Engine:
             game.grounding_suspect,
         )
         self.ground = g
-        if g.roles_inferred:
-            warnings.warn(
-                f"{game.program.file}: no (role ...) facts; roles taken from the legal moves: {g.roles}",
-                GDLWarning,
-                stacklevel=3,
-            )
+        self.warn_inferred_roles()
         self.ground_seconds = g.seconds
         self.roles: list[str] = g.roles
         self.fluents: list[str] = g.fluents
@@ -186,6 +181,16 @@ class Engine:
         self._state_needs_moves = any(int(a) in self.circuit.move_atoms for a in state_outputs)
         self._initial = np.zeros(len(self.fluents), dtype=bool)
         self._initial[[self._fluent_ix[f] for f in g.initial]] = True
+
+    def warn_inferred_roles(self) -> None:
+        """Say once per build (or cache read) that the rulesheet declares no roles."""
+        if self.ground.roles_inferred:
+            warnings.warn(
+                f"{self.game.program.file}: no (role ...) facts; roles taken from the legal moves: "
+                f"{self.ground.roles}",
+                GDLWarning,
+                stacklevel=5,  # the caller of Game.engine()
+            )
 
     # ----------------------------------------------------------------- batch core
     def _load(self, states: np.ndarray) -> np.ndarray:

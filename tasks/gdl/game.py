@@ -19,6 +19,7 @@ from tasks.gdl.checks import (
 from tasks.gdl.clingo_engine import ClingoEngine
 from tasks.gdl.demand import DemandProgram, demand_rewrite
 from tasks.gdl.engine import Engine
+from tasks.gdl.engine_cache import cached_engine
 from tasks.gdl.errors import GDLError, GroundingLimit
 from tasks.gdl.exact import evaluate_by_solving
 from tasks.gdl.ground import GROUND_SECONDS
@@ -187,7 +188,7 @@ class Game:
         """
         key = tuple(sorted({canonical(f) for f in extra_fluents}))
         if key not in self._engines:
-            self._engines[key] = Engine(self, ground_seconds, key)
+            self._engines[key] = cached_engine(self, ground_seconds, key)  # slow builds are kept on disk
         return self._engines[key]
 
     def play_engine(
