@@ -208,13 +208,16 @@ class Task:
         """
         if repeat == 0 or "train" not in self.splits:
             return self
-        train = self.splits["train"]
-        rng = np.random.default_rng(repeat)
-        keep = np.sort(
-            rng.choice(train.n_examples, size=max(1, round(fraction * train.n_examples)), replace=False)
-        )
+        return self.sampled("train", round(fraction * self.splits["train"].n_examples), repeat)
+
+    def sampled(self, split: str, n: int, seed: int) -> Task:
+        """This task with ``n`` (at least one) of ``split``'s examples, drawn with ``seed`` and kept
+        in file order; the other splits and the vocabularies are shared."""
+        whole = self.splits[split]
+        rng = np.random.default_rng(seed)
+        keep = np.sort(rng.choice(whole.n_examples, size=min(max(1, n), whole.n_examples), replace=False))
         splits = dict(self.splits)
-        splits["train"] = Split("train", train.background[keep], train.positives[keep], train.candidates)
+        splits[split] = Split(split, whole.background[keep], whole.positives[keep], whole.candidates)
         return self._with_splits(splits, dict(self.missing))
 
     def learning_view(self) -> Task:

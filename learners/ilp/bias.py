@@ -99,6 +99,9 @@ class Settings:
     over two integer arguments (``line_true_cell_1_2(x, 3)``; :mod:`learners.ilp.concepts`)."""
     held_cells: int = 16_000_000
     """Table cells (int64) one search level keeps alive (128 MiB); see :class:`learners.ilp.search.Held`."""
+    data_atoms: int | None = 2_000_000
+    """A train or validate split with more atoms (positives and background) is learned from a
+    seeded sample of its examples that fits (:mod:`learners.ilp.data_bound`); None: whole splits."""
     max_work: int | None = None
     """A deterministic work bound (``ilasp_w<N>``): the fit's shares are counted in units of work
     instead of seconds, so a rerun on a loaded machine takes the same steps

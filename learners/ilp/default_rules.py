@@ -60,8 +60,10 @@ def defaults_for(task: Task) -> Defaults | None:
     pos = train.positives.tocoo()
     on = key_of[pos.col] >= 0
     rows, cols = pos.row[on].astype(np.int64), pos.col[on].astype(np.int64)
-    per_key = np.bincount(rows * len(keys) + key_of[cols], minlength=train.n_examples * len(keys))
-    if not (per_key == 1).all():
+    # exactly one value per (example, key): as many pairs as examples x keys, none twice (a dense
+    # count over examples x keys would take gigabytes on a big board: hallway, 3 GiB)
+    codes = rows * len(keys) + key_of[cols]
+    if len(codes) != train.n_examples * len(keys) or len(np.unique(codes)) != len(codes):
         return None  # some example holds no value or several for a key
     held = np.bincount(cols, minlength=len(names))
     rules, atoms = [], []

@@ -60,9 +60,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from learners.base import Budget, Report, ignore_report, register
-from learners.ilp import concepts
+from learners.ilp import concepts, data_bound
 from learners.ilp.bias import Settings
 from learners.ilp.default_rules import defaults_for
 from learners.ilp.learning import Learned, LearnedProgram
@@ -93,6 +94,17 @@ REFIT_SHARE = 0.8
 MIN_REFIT_SECONDS = 0.5
 """No second learning with less time left than this (counting work: about that much work)."""
 
+def _noted(program: LearnedProgram, note: str) -> LearnedProgram:
+    """``program`` with ``note`` added to its description (once)."""
+    if note and note not in program.note:
+        program.note = f"{program.note}; {note}"
+    return program
+
+
+def _reported_with_note(report: Report, note: str, program: LearnedProgram) -> None:
+    report(_noted(program, note))
+
+
 Learn = Callable[[Meter], Learned]
 """One learning within an allowance."""
 
@@ -116,11 +128,14 @@ class IlaspLearner:
         meter = Meter.of(budget, self.settings.max_work)
         seed = SEED if seed is None else seed
         started = meter.now()
+        task, bounded = data_bound.within(task, self.settings.data_atoms, seed)
+        if bounded:  # every program this fit reports (a timeout keeps the last) says it
+            report = partial(_reported_with_note, report, bounded)
         task, base, learned = self._with_concepts(task, meter, seed, report)
         learned = self._refit(task, base, meter, seed, learned, meter.now() - started, report)
         self.profile = learned.profile
         self.profile.work = meter.work.done if meter.work is not None else 0
-        return learned.program
+        return _noted(learned.program, bounded)
 
     def _with_concepts(
         self, task: Task, meter: Meter, seed: int, report: Report

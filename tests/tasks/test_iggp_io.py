@@ -162,3 +162,22 @@ def test_fingerprint_changes_with_content(tmp_path):
     assert Dataset(root).fingerprint("g") != a
     assert np.array_equal(Dataset(root).load_task("g", "next").split("test").candidates, [0, 1, 2])
     assert os.listdir(root / "data" / "test") == ["g_next_test.dat"]  # no temp file left behind
+
+
+def test_a_sampled_split_keeps_n_whole_examples_in_file_order_the_rest_shared():
+    from tests.learners.ilp.test_ilasp import lights_task
+
+    task = lights_task("legal", n_train=50)
+    sample = task.sampled("train", 20, seed=3)
+    train, kept = task.split("train"), sample.split("train")
+    assert kept.n_examples == 20 and sample.split("validate") is task.split("validate")
+    i = 0  # the kept examples are a subsequence of train's: each found after the one before
+    for k in range(20):
+        while (train.background[i] != kept.background[k]).nnz or (
+            train.positives[i] != kept.positives[k]
+        ).nnz:
+            i += 1
+        i += 1
+    assert (task.sampled("train", 20, seed=3).split("train").background != kept.background).nnz == 0
+    assert task.sampled("train", 10**6, seed=3).split("train").n_examples == 50
+    assert task.sampled("train", 0, seed=3).split("train").n_examples == 1

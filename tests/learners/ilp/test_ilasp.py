@@ -176,3 +176,28 @@ def test_an_atom_positive_in_every_training_example_is_learned_as_a_fact():
     model = make_learner("ilasp").fit(task.learning_view(), Budget(10))
     assert model.rules().strip() == "legal(a,noop).", model.rules()
     assert _test_ba(model, task) == 1.0
+
+
+def test_a_split_past_the_data_bound_is_learned_from_a_seeded_sample_of_whole_examples():
+    from dataclasses import replace
+
+    from learners.ilp import data_bound
+    from learners.ilp.bias import Settings
+
+    task = lights_task("next", n_train=400).for_predicate("next_on")
+    limit = data_bound.atoms_of(task, "train") // 4
+    bounded, note = data_bound.within(task, limit, seed=7)
+    n = bounded.split("train").n_examples
+    assert 0 < n < 400 and data_bound.atoms_of(bounded, "train") <= limit * 1.2
+    assert note.startswith(f"learned from {n:,} of 400 train examples")
+    assert bounded.split("validate") is task.split("validate")  # under the bound: untouched
+    again, _ = data_bound.within(task, limit, seed=7)
+    assert (
+        again.split("train").positives != bounded.split("train").positives
+    ).nnz == 0  # same seed, same rows
+    assert data_bound.within(task, None, seed=7) == (task, "")
+    reported: list = []
+    model = IlaspLearner(replace(Settings(), data_atoms=limit)).fit(task, Budget(30), reported.append, seed=7)
+    assert _test_ba(model, task) == 1.0, model.rules()  # the rules are in a quarter of the data too
+    assert "(data bound)" in model.describe() and all("(data bound)" in m.describe() for m in reported)
+    assert "data bound" not in IlaspLearner().fit(task, Budget(30)).describe()
