@@ -11,7 +11,10 @@ An entry is named by a hash of everything the build reads (the rules as ASP, the
 relations, the role order, the grounding flags, the extra fluents) and of the source of
 :mod:`tasks.gdl` itself, so an edited rulesheet or engine never reads a stale entry. A cached
 engine whose grounding took longer than the caller's bound is not used: the bound still decides
-whether a game is "too big" (`tasks.gdl.errors.GroundingLimit`), as it would without the cache. A
+whether a game is "too big" (`tasks.gdl.errors.GroundingLimit`), as it would without the cache.
+A grounding that ran past its bound is remembered too, with that bound, so that the next process
+does not spend the bound again to learn the same (mummymaze1p: 300 s in each of the oracle's two
+children, which left its scoring no time); a call with a longer bound tries again. A
 missing, unreadable or unwritable cache (a full disk) only costs the build.
 ``ORCH_ENGINE_CACHE=off`` turns it off.
 """
@@ -26,6 +29,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tasks.gdl.errors import GroundingLimit
+from tasks.gdl.ground import TIMED_OUT
+
 if TYPE_CHECKING:
     from tasks.gdl.engine import Engine
     from tasks.gdl.groundable import Groundable
@@ -37,6 +43,8 @@ CACHE_KEEP_BYTES = 8 * 2**30
 """Disk kept for engines; the least recently used beyond it are deleted after each write."""
 
 VERSION = "engine-cache-v1"
+
+_REMEMBERED = "remembered in $ORCH_CACHE/engines; a longer bound tries again"
 
 
 def engine_cache() -> Path | None:
@@ -88,7 +96,12 @@ def cached_engine(game: Groundable, ground_seconds: float | None, extra_fluents:
     if engine is not None:
         return engine
     t0 = time.monotonic()
-    engine = built.Engine(game, ground_seconds, extra_fluents)
+    try:
+        engine = built.Engine(game, ground_seconds, extra_fluents)
+    except GroundingLimit as e:
+        if e.msg.startswith(TIMED_OUT) and time.monotonic() - t0 >= CACHE_SECONDS:
+            _write_state(path, {"grounding_limit": bound, "file": e.file, "msg": e.msg})
+        raise
     if time.monotonic() - t0 >= CACHE_SECONDS:
         _write(path, engine)
     return engine
@@ -103,6 +116,10 @@ def _read(path: Path, game: Groundable, ground_seconds: float) -> Engine | None:
         os.utime(path)  # recently used: pruned last
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
         return None
+    if isinstance(state, dict) and "grounding_limit" in state:
+        if ground_seconds > state["grounding_limit"]:
+            return None  # a longer bound than the one that ran out: try again
+        raise GroundingLimit(state["file"], 0, 0, f"{state['msg']} (an earlier attempt, {_REMEMBERED})")
     if not isinstance(state, dict) or state.get("ground_seconds", float("inf")) > ground_seconds:
         return None  # past the caller's bound: let the build say GroundingLimit, as without the cache
     engine = Engine.__new__(Engine)
@@ -115,6 +132,10 @@ def _read(path: Path, game: Groundable, ground_seconds: float) -> Engine | None:
 def _write(path: Path, engine: Engine) -> None:
     state = {k: v for k, v in engine.__dict__.items() if k != "game"}  # the caller's game is set on read
     state["fallbacks"] = 0
+    _write_state(path, state)
+
+
+def _write_state(path: Path, state: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -34,6 +34,8 @@ from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, t
 
 GROUND_SECONDS = 300.0
 """Default time bound for grounding one game (seconds)."""
+TIMED_OUT = "grounding did not finish within"
+"""How a grounding past its bound is reported (`GroundingLimit`); the engine cache remembers those."""
 
 SCAFFOLD = """
 % tasks.gdl.ground: every fluent that may hold and every move that may be legal.
@@ -136,9 +138,7 @@ def ground_game(
                 why = "" if bounded else " (its recursion is not provably bounded)"
                 size = f"; {so_far:,} ground rules so far" if so_far else ""
                 hint = f"; {suspect}" if suspect else ""
-                raise GroundingLimit(
-                    name, 0, 0, f"grounding did not finish within {seconds:.0f} s{why}{size}{hint}"
-                )
+                raise GroundingLimit(name, 0, 0, f"{TIMED_OUT} {seconds:.0f} s{why}{size}{hint}")
             try:
                 kind, payload = child.channel.recv()
             except EOFError:

@@ -101,3 +101,24 @@ def test_the_least_recently_used_entries_go_past_the_size_kept(cache, monkeypatc
     monkeypatch.setattr(ec, "CACHE_KEEP_BYTES", old.stat().st_size + 1)
     newer = Game.from_text(COUNTER, "counter.kif").engine(extra_fluents=["count(9)"])
     assert newer.fluents and len(_entries(cache)) == 1 and not old.exists()
+
+
+def test_a_grounding_past_its_bound_is_remembered_for_that_bound_only(cache):
+    import time
+
+    from tasks.gdl.errors import GroundingLimit
+
+    text = "(role a)\n(num 0)\n(<= (num (s ?x)) (num ?x))\n(<= (legal a go) (num ?y))\n"
+    with pytest.raises(GroundingLimit, match="did not finish within 1 s"):
+        Game.from_text(text, "inf.kif").engine(ground_seconds=1)
+    assert len(_entries(cache)) == 1
+    t0 = time.monotonic()
+    with pytest.raises(
+        GroundingLimit, match=r"inf.kif:0:0: grounding did not finish within 1 s.*an earlier attempt"
+    ):
+        Game.from_text(text, "inf.kif").engine(ground_seconds=1)
+    assert time.monotonic() - t0 < 0.9  # not tried again
+    t0 = time.monotonic()
+    with pytest.raises(GroundingLimit, match="did not finish within 2 s") as e:
+        Game.from_text(text, "inf.kif").engine(ground_seconds=2)  # a longer bound tries again
+    assert time.monotonic() - t0 >= 2 and "earlier" not in str(e.value)
