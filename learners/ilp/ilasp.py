@@ -94,6 +94,7 @@ REFIT_SHARE = 0.8
 MIN_REFIT_SECONDS = 0.5
 """No second learning with less time left than this (counting work: about that much work)."""
 
+
 def _noted(program: LearnedProgram, note: str) -> LearnedProgram:
     """``program`` with ``note`` added to its description (once)."""
     if note and note not in program.note:
