@@ -398,8 +398,9 @@ def _evaluator(
             result.notes.append(_inferred_roles_note(engine.roles, signature))
         return evaluated
     except (GDLError, ValueError, RuntimeError) as e:
-        if not (solver_fallback and _too_big_to_compile(e)):
-            hint = " (leave out --no-solver-fallback)" if _too_big_to_compile(e) else ""
+        too_big = _too_big_to_compile(e)
+        if not (solver_fallback and too_big):
+            hint = " (leave out --no-solver-fallback)" if too_big else ""
             result.status, result.reason = UNCHECKED, f"GDL cannot be used: {e}{hint}"
             return None
     asp = gdl.to_asp()
@@ -470,7 +471,7 @@ def _deriver(evaluate_many: _EvaluateMany, gdl_input: Callable[[str], tuple[str,
 def _too_big_to_compile(error: Exception) -> bool:
     """The engine's whole grounding passed its time bound (`tasks.gdl.ground`): the one failure
     that one clingo solve per example gets around."""
-    return isinstance(error, GroundingLimit) and "grounding did not finish" in str(error)
+    return isinstance(error, GroundingLimit) and error.timed_out
 
 
 def _one_by_one(evaluate: _Evaluate) -> _EvaluateMany:

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tasks.gdl.errors import GroundingLimit
-from tasks.gdl.ground import TIMED_OUT
 
 if TYPE_CHECKING:
     from tasks.gdl.engine import Engine
@@ -99,7 +98,7 @@ def cached_engine(game: Groundable, ground_seconds: float | None, extra_fluents:
     try:
         engine = built.Engine(game, ground_seconds, extra_fluents)
     except GroundingLimit as e:
-        if e.msg.startswith(TIMED_OUT) and time.monotonic() - t0 >= CACHE_SECONDS:
+        if e.timed_out and time.monotonic() - t0 >= CACHE_SECONDS:
             _write_state(path, {"grounding_limit": bound, "file": e.file, "msg": e.msg})
         raise
     if time.monotonic() - t0 >= CACHE_SECONDS:
@@ -116,11 +115,13 @@ def _read(path: Path, game: Groundable, ground_seconds: float) -> Engine | None:
         os.utime(path)  # recently used: pruned last
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
         return None
-    if isinstance(state, dict) and "grounding_limit" in state:
+    if not isinstance(state, dict):
+        return None
+    if "grounding_limit" in state:
         if ground_seconds > state["grounding_limit"]:
             return None  # a longer bound than the one that ran out: try again
         raise GroundingLimit(state["file"], 0, 0, f"{state['msg']} (an earlier attempt, {_REMEMBERED})")
-    if not isinstance(state, dict) or state.get("ground_seconds", float("inf")) > ground_seconds:
+    if state.get("ground_seconds", float("inf")) > ground_seconds:
         return None  # past the caller's bound: let the build say GroundingLimit, as without the cache
     engine = Engine.__new__(Engine)
     engine.__dict__.update(state)
@@ -130,9 +131,7 @@ def _read(path: Path, game: Groundable, ground_seconds: float) -> Engine | None:
 
 
 def _write(path: Path, engine: Engine) -> None:
-    state = {k: v for k, v in engine.__dict__.items() if k != "game"}  # the caller's game is set on read
-    state["fallbacks"] = 0
-    _write_state(path, state)
+    _write_state(path, {k: v for k, v in engine.__dict__.items() if k != "game"})  # the game is set on read
 
 
 def _write_state(path: Path, state: dict) -> None:

@@ -35,12 +35,22 @@ class GDLError(Exception):
         return cls(pos.file, pos.line, pos.col, msg)
 
 
+TIMED_OUT = "grounding did not finish within"
+"""How a grounding past its time bound begins its message (`GroundingLimit.timed_out`)."""
+
+
 class GroundingLimit(GDLError):
     """The whole-game grounding exceeded its time bound or memory: a size problem, not a spec one.
 
     `Game.play_engine` catches exactly this to fall back to the per-state engine
     (`tasks.gdl.perstate`); every other `GDLError` is a property of the game text.
     """
+
+    @property
+    def timed_out(self) -> bool:
+        """The bound on time ran out (not memory, not a crash): what the engine cache remembers
+        and what one clingo solve per example gets around (`tasks.oracle`)."""
+        return self.msg.startswith(TIMED_OUT)
 
 
 class GDLWarning(UserWarning):

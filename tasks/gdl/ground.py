@@ -29,13 +29,11 @@ from typing import cast
 import clingo
 
 from procs.child import can_fork, start_child
-from tasks.gdl.errors import GDLError, GroundingLimit
+from tasks.gdl.errors import TIMED_OUT, GDLError, GroundingLimit
 from tasks.gdl.terms import function_name_from_asp, parse_ground, symbol_text, to_symbol
 
 GROUND_SECONDS = 300.0
 """Default time bound for grounding one game (seconds)."""
-TIMED_OUT = "grounding did not finish within"
-"""How a grounding past its bound is reported (`GroundingLimit`); the engine cache remembers those."""
 
 SCAFFOLD = """
 % tasks.gdl.ground: every fluent that may hold and every move that may be legal.
