@@ -163,6 +163,9 @@ def throughput_job(spec: dict, world, barrier=None, out=None) -> dict:
         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else
         f"{cpu_name()}, {torch.get_num_threads()} thread(s) per job",
         "params": sum(p.numel() for p in net.parameters()),
+        # what the steps ran as: a failed capture falls back to eager steps (with a warning)
+        "steps": ("compiled " if spec["compile"] and device.type == "cuda" else "")
+        + ("graph" if getattr(getattr(opt, "_orch_step_runner", None), "graphs", False) else "eager"),
     }  # fmt: skip
     if out is not None:
         out.put(res)
@@ -249,6 +252,7 @@ def throughput(world, args: argparse.Namespace) -> list[dict]:
             row = {
                 "model": f"{rep}-{comp}",
                 "collate": collate + (" (old)" if collate == "host" else ""),
+                "steps": "/".join(sorted({j["steps"] for j in jobs})),
                 "device": jobs[0]["device_name"],
                 "batch": args.batch_size,
                 "dim": args.dim,
@@ -537,7 +541,7 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument(
         "--compile", action="store_true",
-        help="torch.compile the composition module (GPU only; off in jobs: unmeasured)",
+        help="torch.compile the composition module (GPU only; off in jobs: compiling outlasts short budgets)",
     )  # fmt: skip
     ap.add_argument(
         "--cuda-graphs",

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# One run on a GPU machine checks issue 26's bar (and issue 28's GNN budgets), most important first:
-#   1. the bar's runs: `orch graphlog sweep` (2 models x 2 worlds x 2 seeds), the same sweep again
-#      (a seeded rerun: identical test accuracies), and `orch run --learners gnn-gat-egat` on a
-#      graphlog: dataset; bench/gpu_bar.py reads each store: every job ok or timeout, the device and
-#      peak GPU memory in each row, how many jobs shared the GPU at once;
-#   2. bench/bench_gnn.py on cuda, batch 32, dim 64, param-rgcn and gat-egat: one job (the former
-#      host pipeline beside the device pipeline, then eager steps instead of CUDA graphs), and
-#      --concurrent 8, plainly and under MPS (where nvidia-cuda-mps-control is there);
-#   3. the gpu-marked tests (seeded reruns identical on the GPU, four sweep jobs in one worker, ...);
-#   4. a GNN learner fit under a 10 s budget in a fresh process: when it returns, and its setup time;
-#   5. gat-egat with deterministic mode off, without autocast, and with torch.compile (what each costs);
-#   6. bench/profile_gnn_step.py: kernels and host time per step, eager and replayed.
+# One run on a GPU machine checks issue 26's bar (and issue 28's GNN budgets), in this order:
+#   1. throughput on a quiet GPU, bench/bench_gnn.py, batch 32, dim 64, param-rgcn and gat-egat:
+#      one job with steps replayed from CUDA graphs, then N jobs side by side;
+#   2. the bar's runs, side by side: `orch graphlog sweep` (2 models x 2 worlds x 2 seeds), the same
+#      sweep again (a seeded rerun: identical test accuracies), and `orch run --learners
+#      gnn-gat-egat` on a graphlog: dataset; bench/gpu_bar.py reads each store: every job ok or
+#      timeout, the device and peak GPU memory in each row, how many jobs shared the GPU at once;
+#   3. what lifts or lowers the figures: N jobs under MPS (where nvidia-cuda-mps-control is there),
+#      one job compiled (torch.compile, captured in the same graphs), eager steps, the CPU beside it;
+#   4. the gpu-marked tests (seeded reruns identical on the GPU, four sweep jobs in one worker, ...);
+#   5. a GNN learner fit under a 10 s budget in a fresh process: when it returns, and its setup time;
+#   6. gat-egat with deterministic mode off and without autocast (what each costs);
+#   7. bench/profile_gnn_step.py: kernels and host time per step, eager and replayed.
 # Everything is printed; each step has its own time limit, and all of them together at most
 # GPU_CHECK_SECONDS (default 540): a step that would start with too little time left is skipped.
 #
@@ -30,10 +31,10 @@ DEVICE=$($PY -c "import torch; print('cuda' if torch.cuda.is_available() else 'c
 [ "$DEVICE" = "cpu" ] && DRY=1
 if [ "$DRY" = 1 ]; then
     DEVICE=cpu TRAIN=200 TRAIN_MANY=200 TEST=50 REPEATS=1 JOBS=2 BUDGET=3 BUDGET_TRAIN=300
-    SUITE=(--train 200 --valid 40 --test 40) EPOCHS=2 CPUS=2 RUN_BUDGET=3s
+    SUITE=(--train 200 --valid 40 --test 40) EPOCHS=2 RAY_CPUS=2 RUN_BUDGET=3s
 else
     TRAIN=4000 TRAIN_MANY=2000 TEST=400 REPEATS=3 JOBS=8 BUDGET=10 BUDGET_TRAIN=2000
-    SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=10 CPUS=$(nproc) RUN_BUDGET=5s
+    SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=10 RAY_CPUS=$(($(nproc) / 3)) RUN_BUDGET=5s
 fi
 status=0
 step() {  # step NAME LIMIT_S COMMAND...: run, print, remember a failure; skipped when time is short
@@ -62,43 +63,52 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
 $PY -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'cuda', torch.version.cuda, \
 'pyg', g.__version__, 'device', torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'cpu')"
 
+COMMON=(--device "$DEVICE" --batch-size 32 --dim 64 --test "$TEST")
+# 1. Throughput, on a quiet GPU: one job, replayed CUDA graphs against eager steps, then N jobs.
+step "bench_gnn: one job, CUDA graphs (bar: gat-egat >= 5,000 graphs/s on the GPU)" 90 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device --train "$TRAIN" \
+    --repeats "$REPEATS"
+step "bench_gnn: $JOBS jobs side by side (bar: >= 25,000 graphs/s in all for gat-egat)" 120 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models gat-egat,param-rgcn --collate device --train "$TRAIN_MANY" \
+    --repeats 2 --concurrent "$JOBS"
+
+# 2. The bar's runs, side by side (each its own local Ray): the sweep, the same sweep again (a
+#    seeded rerun: identical test accuracies, whatever ran beside it), and orch run on graphlog:.
 SWEEP=(supervised --models gat-egat,param-rgcn --seeds 0,1 --worlds rule_0,rule_1 --epochs "$EPOCHS"
-       --num-cpus "$CPUS" --json)
+       --num-cpus "$RAY_CPUS" --json)
 step "bar: a GraphLog suite of 2 worlds" 30 $ORCH graphlog generate "$WORK/suite" "${SUITE[@]}" --worlds 0,1
-step "bar: orch graphlog sweep, 2 models x 2 worlds x 2 seeds, $EPOCHS epochs" 120 bash -c \
-    "$ORCH graphlog sweep $WORK/suite --setups ${SWEEP[*]} --store $WORK/sweep1 > $WORK/sweep1.json"
-step "bar: the same sweep again (a seeded rerun)" 120 bash -c \
-    "$ORCH graphlog sweep $WORK/suite --setups ${SWEEP[*]} --store $WORK/sweep2 > $WORK/sweep2.json"
+step "bar: orch graphlog sweep x2 (2 models x 2 worlds x 2 seeds, $EPOCHS epochs) and orch run --learners \
+gnn-gat-egat on graphlog: rule_0 ($RUN_BUDGET per predicate), side by side" 180 bash -c "
+    $ORCH graphlog sweep $WORK/suite --setups ${SWEEP[*]} --store $WORK/sweep1 > $WORK/sweep1.json 2> $WORK/sweep1.err &
+    $ORCH graphlog sweep $WORK/suite --setups ${SWEEP[*]} --store $WORK/sweep2 > $WORK/sweep2.json 2> $WORK/sweep2.err &
+    $ORCH run --dataset graphlog:$WORK/suite --games rule_0 --learners gnn-gat-egat --budget $RUN_BUDGET \
+        --num-cpus $RAY_CPUS --store $WORK/run --json > $WORK/run.json 2> $WORK/run.err &
+    rc=0; for job in 1 2 3; do wait -n || rc=1; done
+    tail -n 5 $WORK/sweep1.err $WORK/sweep2.err $WORK/run.err; exit \$rc"
 step "bar: the sweep's rows, and the rerun's test accuracies" 30 \
     $PY bench/gpu_bar.py sweep "$WORK/sweep1" --rerun "$WORK/sweep2"
-step "bar: orch run --learners gnn-gat-egat on graphlog: rule_0 ($RUN_BUDGET budget per predicate)" 120 \
-    bash -c "$ORCH run --dataset graphlog:$WORK/suite --games rule_0 --learners gnn-gat-egat \
-    --budget $RUN_BUDGET --num-cpus $CPUS --store $WORK/run --json > $WORK/run.json"
 step "bar: the run's rows" 30 $PY bench/gpu_bar.py run "$WORK/run"
 
-COMMON=(--device "$DEVICE" --batch-size 32 --dim 64 --test "$TEST")
-step "bench_gnn: one job (bar: gat-egat device >= 5,000 graphs/s on the GPU)" 90 \
-    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate both --train "$TRAIN" \
-    --repeats "$REPEATS"
-step "bench_gnn: the same, eager steps (--no-cuda-graphs: what the graphs gain)" 60 \
-    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device --train "$TRAIN" \
-    --repeats "$REPEATS" --no-cuda-graphs
-step "bench_gnn: $JOBS jobs side by side (bar: >= 25,000 graphs/s in all for gat-egat)" 120 \
-    $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device --train "$TRAIN_MANY" \
-    --repeats 2 --concurrent "$JOBS"
-step "bench_gnn: the same machine's CPU, $(nproc) threads (the figures beside the GPU's)" 60 \
-    $PY bench/bench_gnn.py --device cpu --threads "$(nproc)" --batch-size 32 --dim 64 --test "$TEST" \
-    --models param-rgcn,gat-egat --collate device --train "$TRAIN_MANY" --repeats 1
-# Without MPS the processes on one GPU take turns; with it their kernels run side by side.
+# 3. What lifts the figures: MPS (the processes' kernels side by side instead of in turns) and
+#    torch.compile (fewer, fused kernels, captured in the same graphs); eager steps for reference.
 if command -v nvidia-cuda-mps-control > /dev/null && [ "$DRY" = 0 ]; then
     export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     nvidia-cuda-mps-control -d && step "bench_gnn: $JOBS jobs side by side under MPS" 120 \
-        $PY bench/bench_gnn.py "${COMMON[@]}" --models param-rgcn,gat-egat --collate device \
+        $PY bench/bench_gnn.py "${COMMON[@]}" --models gat-egat,param-rgcn --collate device \
         --train "$TRAIN_MANY" --repeats 2 --concurrent "$JOBS"
     echo quit | nvidia-cuda-mps-control
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 fi
+step "bench_gnn: one job, compiled and captured (--compile)" 100 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models gat-egat,param-rgcn --collate device --train "$TRAIN" \
+    --repeats "$REPEATS" --compile
+step "bench_gnn: one job, eager steps (--no-cuda-graphs: what the graphs gain)" 60 \
+    $PY bench/bench_gnn.py "${COMMON[@]}" --models gat-egat,param-rgcn --collate device --train "$TRAIN_MANY" \
+    --repeats 2 --no-cuda-graphs
+step "bench_gnn: the same machine's CPU, $(nproc) threads (the figures beside the GPU's)" 60 \
+    $PY bench/bench_gnn.py --device cpu --threads "$(nproc)" --batch-size 32 --dim 64 --test "$TEST" \
+    --models param-rgcn,gat-egat --collate device --train "$TRAIN_MANY" --repeats 1
 
 if [ "$DRY" = 1 ]; then
     step "gpu-marked tests (skipped without CUDA: listed only)" 120 \
@@ -139,9 +149,9 @@ sys.exit(0 if over["B (after prepare())"] <= 2 else 1)
 EOF
 
 # What the options cost or gain, gat-egat, device pipeline: deterministic mode off, float32
-# instead of bfloat16 autocast, torch.compile (GPU only; compiling takes a while: last).
-step "bench_gnn: gat-egat with --no-deterministic, --no-autocast, --compile" 100 bash -c '
-    for opt in --no-deterministic --no-autocast --compile; do
+# instead of bfloat16 autocast.
+step "bench_gnn: gat-egat with --no-deterministic, --no-autocast" 80 bash -c '
+    for opt in --no-deterministic --no-autocast; do
         "$0" bench/bench_gnn.py "${@}" --models gat-egat --collate device --repeats 2 $opt | tail -n 4
     done' "$PY" "${COMMON[@]}" --train "$TRAIN_MANY"
 step "profile: kernels and host time per step, deterministic and autocast costs" 90 \

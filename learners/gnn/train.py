@@ -113,12 +113,13 @@ def autocast(
 
 def compile_for(net: GraphLogNet, cfg: TrainConfig, device: torch.device) -> None:
     """``torch.compile`` the composition module in place when ``cfg.compile`` asks and the device is
-    a GPU (never on the CPU: the CPU and CI paths stay eager). Off by default: its gain at batch 32
-    (fewer, fused kernels) and its compile time are unmeasured here. In place (``Module.compile``),
-    so the state dict keeps its keys; dynamic shapes, since every batch has its own node and edge
-    counts."""
+    a GPU (never on the CPU: the CPU and CI paths stay eager). Off by default: it fuses the step's
+    many small kernels, but compiling costs seconds to minutes, more than a short job's budget.
+    In place (``Module.compile``), so the state dict keeps its keys. With CUDA graphs the compiled
+    kernels are captured too, and every batch of a split has one padded shape (static shapes);
+    without them each batch has its own node and edge counts (dynamic shapes)."""
     if cfg.compile and device.type == "cuda" and not getattr(net, "_orch_compiled", False):
-        net.comp.compile(dynamic=True)
+        net.comp.compile(dynamic=not uses_cuda_graphs(cfg, device))
         net._orch_compiled = True  # type: ignore[assignment]
 
 
@@ -224,8 +225,8 @@ def first_checkpoint_budget(budget: Budget) -> Budget:
 
 def uses_cuda_graphs(cfg: TrainConfig, device: torch.device) -> bool:
     """Whether training steps are replayed from CUDA graphs: on the GPU, with the device pipeline,
-    unless ``cfg`` turns them off or compiles instead."""
-    return device.type == "cuda" and cfg.cuda_graphs and cfg.pipeline == "device" and not cfg.compile
+    unless ``cfg`` turns them off."""
+    return device.type == "cuda" and cfg.cuda_graphs and cfg.pipeline == "device"
 
 
 def step_runner(
