@@ -126,8 +126,7 @@ def throughput_job(spec: dict, world, barrier=None, out=None) -> dict:
 
     use_deterministic(spec["deterministic"])  # before the first CUDA call, as in a job
     device = torch.device(spec["device"])
-    if device.type == "cpu":
-        torch.set_num_threads(spec["threads"])
+    torch.set_num_threads(spec["threads"])  # a GPU job too: its CPU threads compete with the other jobs
     cfg = TrainConfig(
         batch_size=spec["batch_size"], pipeline=spec["collate"], deterministic=spec["deterministic"],
         autocast=spec["autocast"], compile=spec["compile"], cuda_graphs=spec["cuda_graphs"],
@@ -534,7 +533,12 @@ def main() -> None:
         help="input pipeline: host (the former loop, as a reference), device, or both side by side",
     )  # fmt: skip
     ap.add_argument("--models", default="", help="throughput of these models only, e.g. param-rgcn,gat-egat")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads per job on the CPU")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads per job (its CPU ops; on the GPU, its host side)",
+    )
     ap.add_argument(
         "--autocast", action=argparse.BooleanOptionalAction, default=True,
         help="bfloat16 autocast on the GPU, as in a job (--no-autocast: float32)",

@@ -17,6 +17,7 @@
 #
 #   bash bench/gpu_check.sh            # on a GPU machine, from the repository root
 #   bash bench/gpu_check.sh --dry-run  # anywhere: the same steps on the CPU, small sizes (~4 min)
+#   GPU_CHECK_ONLY='one job|side by side' bash bench/gpu_check.sh   # only the steps so named
 #
 # Without CUDA the script falls back to --device cpu with small sizes (a dry run of the steps).
 set -u
@@ -37,9 +38,14 @@ else
     SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=10 RAY_CPUS=$(($(nproc) / 3)) RUN_BUDGET=5s
 fi
 status=0
+ONLY=${GPU_CHECK_ONLY:-}  # a regular expression: run only the steps whose names match (a short rerun)
 step() {  # step NAME LIMIT_S COMMAND...: run, print, remember a failure; skipped when time is short
     local name=$1 limit=$2
     shift 2
+    if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then
+        echo "=== $name: not selected (GPU_CHECK_ONLY)"
+        return
+    fi
     local left=$((ALLOW - SECONDS))
     echo
     if [ "$left" -lt 20 ]; then

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from learners.gnn.incidence import NONE, incidence_table
 from tasks.graphlog.as_task import decode_split
 from tasks.graphlog.generator import World
 from tasks.graphlog.graphs import GraphSet
@@ -109,6 +110,10 @@ class Batch:
     relations: torch.Tensor | None = None
     # Per-query loss weights: 0 for the padding queries of a padded batch (learners.gnn.graphstep).
     weight: torch.Tensor | None = None
+    # Incidence tables (learners.gnn.incidence): per node, its incoming (``into``) and outgoing
+    # (``out_of``) edges; the model builds them, with a host sync, for a batch that lacks them.
+    into: torch.Tensor | None = None
+    out_of: torch.Tensor | None = None
 
     @property
     def size(self) -> int:
@@ -130,9 +135,10 @@ def collate(g: GraphSet, idx: np.ndarray, device: torch.device) -> Batch:
     def t(a: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=np.int64), device=device)
 
+    nodes, src, dst = int(n.sum()), g.src[take] + shift, g.dst[take] + shift
     return Batch(
-        int(n.sum()), t(g.src[take] + shift), t(g.rel[take]), t(g.dst[take] + shift),
-        t(g.query_u[idx] + offset), t(g.query_v[idx] + offset), t(g.target[idx]),
+        nodes, t(src), t(g.rel[take]), t(dst), t(g.query_u[idx] + offset), t(g.query_v[idx] + offset),
+        t(g.target[idx]), into=t(incidence_table(dst, nodes)), out_of=t(incidence_table(src, nodes)),
     )  # fmt: skip
 
 
@@ -168,6 +174,20 @@ class DeviceSplit:
         self.edge_start, self.n_nodes, self.n_edges = t(g.edge_ptr[:-1]), t(g.n_nodes), t(self.n_edges_host)
         self.query_u, self.query_v, self.target = t(g.query_u), t(g.query_v), t(g.target)
         self.relations = t(np.unique(np.asarray(g.rel)))
+        # Incidence tables of every graph, one row per node (rows of a graph together, its edges
+        # numbered from 0), as wide as the split's largest in- and out-degree: every batch of the
+        # split has the same widths (one shape for a CUDA graph).
+        edge_ptr = np.asarray(g.edge_ptr, dtype=np.int64)
+        node_ptr = np.r_[0, np.cumsum(self.n_nodes_host)]
+        owner = np.repeat(np.arange(self.n_graphs), self.n_edges_host)
+        first_edge = np.repeat(edge_ptr[:-1], self.n_nodes_host)  # per node: its graph's first edge
+        self.node_start = t(node_ptr[:-1])
+
+        def local_table(end: np.ndarray) -> torch.Tensor:
+            table = incidence_table(end + node_ptr[owner], int(node_ptr[-1]))
+            return t(np.where(table == NONE, NONE, table - first_edge[:, None]))
+
+        self.into, self.out_of = local_table(np.asarray(g.dst)), local_table(np.asarray(g.src))
 
     def epoch(self, order: np.ndarray, size: int) -> list[Batch]:
         """The batches of ``order`` (graph indices) in chunks of ``size``, collated on the device."""
@@ -196,14 +216,39 @@ class DeviceSplit:
         shift = node_off[owner]
         src, dst, rel = self.src[take] + shift, self.dst[take] + shift, self.rel[take]
         qu, qv, tgt = self.query_u[idx] + node_off, self.query_v[idx] + node_off, self.target[idx]
+        into, out_of = self._tables(
+            idx, n_t, edge_before - edge_before[batch_of * size], int(batch_nodes.sum())
+        )
+        node_bounds = np.r_[0, np.cumsum(batch_nodes)]
         out = []
         for k, a in enumerate(first.tolist()):
             b, e0, e1 = min(a + size, n), int(edge_bounds[k]), int(edge_bounds[k + 1])
+            v0, v1 = int(node_bounds[k]), int(node_bounds[k + 1])
             out.append(
                 Batch(int(batch_nodes[k]), src[e0:e1], rel[e0:e1], dst[e0:e1], qu[a:b], qv[a:b], tgt[a:b],
-                      self.relations)
+                      self.relations, into=into[v0:v1], out_of=out_of[v0:v1])
             )  # fmt: skip
         return out
+
+    def _tables(
+        self, idx: torch.Tensor, n_t: torch.Tensor, edge_off: torch.Tensor, total_nodes: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The incidence tables of the permuted graphs ``idx`` (``n_t`` nodes each), every graph's
+        rows shifted by ``edge_off``, the position of its first edge in its batch."""
+        owner = torch.repeat_interleave(
+            torch.arange(len(idx), device=self.device), n_t, output_size=total_nodes
+        )
+        node_before = torch.cumsum(n_t, 0) - n_t
+        rows = (
+            self.node_start[idx][owner] + torch.arange(total_nodes, device=self.device) - node_before[owner]
+        )
+        off = edge_off[owner][:, None]
+
+        def shifted(table: torch.Tensor) -> torch.Tensor:
+            part = table[rows]
+            return torch.where(part == NONE, part, part + off)
+
+        return shifted(self.into), shifted(self.out_of)
 
 
 def device_batches(

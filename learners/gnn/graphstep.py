@@ -9,8 +9,8 @@ replayed at 8,300 graphs/s.
 
 A graph has fixed shapes, so every batch of a split is padded to the largest batch the split can
 hold: the nodes and edges of its ``size`` largest query graphs, plus one padding node. Padding
-edges join the padding node to itself, padding queries ask about it and weigh 0 in the loss, and
-nodes past a batch's own are isolated. Real nodes exchange messages only with real nodes, so the
+edges join the padding node to itself (and are in no incidence table, so they reach no node),
+padding queries ask about it and weigh 0 in the loss, and nodes past a batch's own are isolated. Real nodes exchange messages only with real nodes, so the
 loss and the gradients are the unpadded batch's (tests/learners/gnn/test_graphstep.py checks
 this on the CPU, where the same padded step runs eagerly; only dropout draws differ, since they
 cover the padded tensors).
@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from learners.gnn.data import Batch, DeviceSplit, WorldData
+from learners.gnn.incidence import NONE
 
 WARMUP_STEPS = 2
 # Captured (world, split) slots kept at once: each graph holds a private memory pool, so a
@@ -48,18 +49,21 @@ def padded_shape(split: DeviceSplit, size: int) -> tuple[int, int]:
 
 
 def empty_padded(
-    n_nodes: int, n_edges: int, size: int, relations: torch.Tensor | None, device: torch.device
-) -> Batch:
+    n_nodes: int, n_edges: int, size: int, relations: torch.Tensor | None, device: torch.device,
+    widths: tuple[int, int] | None = None,
+) -> Batch:  # fmt: skip
     """Input buffers of a padded batch: ``n_nodes`` nodes (the last one the padding node), ``n_edges``
-    edges and ``size`` queries, all pointing at the padding node until :func:`fill_padded`."""
+    edges and ``size`` queries, all pointing at the padding node until :func:`fill_padded`; with
+    ``widths``, incidence tables of those widths (in and out), empty (padding edges are in none)."""
     pad = n_nodes - 1
 
-    def full(n: int, value: int) -> torch.Tensor:
-        return torch.full((n,), value, dtype=torch.long, device=device)
+    def full(n: int | tuple[int, int], value: int) -> torch.Tensor:
+        return torch.full(n if isinstance(n, tuple) else (n,), value, dtype=torch.long, device=device)
 
+    into, out_of = (None, None) if widths is None else (full((n_nodes, w), NONE) for w in widths)
     return Batch(
         n_nodes, full(n_edges, pad), full(n_edges, 0), full(n_edges, pad), full(size, pad), full(size, pad),
-        full(size, 0), relations, weight=torch.zeros(size, device=device),
+        full(size, 0), relations, weight=torch.zeros(size, device=device), into=into, out_of=out_of,
     )  # fmt: skip
 
 
@@ -68,7 +72,17 @@ def fill_padded(buf: Batch, b: Batch) -> None:
     queries take the batch's first target (a class of the world, so their logits stay finite) with
     weight 0. Sizes are known on the host: no sync."""
     pad = buf.n_nodes - 1
-    if b.n_nodes > pad or len(b.src) > len(buf.src) or b.size > buf.size:
+    widths = [
+        (t.shape[1], u.shape[1])
+        for t, u in ((b.into, buf.into), (b.out_of, buf.out_of))
+        if t is not None and u is not None
+    ]
+    if (
+        b.n_nodes > pad
+        or len(b.src) > len(buf.src)
+        or b.size > buf.size
+        or any(w > room for w, room in widths)
+    ):
         raise ValueError(
             f"a batch of {b.n_nodes} nodes, {len(b.src)} edges and {b.size} queries does not fit the padded "
             f"shape ({pad} nodes, {len(buf.src)} edges, {buf.size} queries)"
@@ -78,6 +92,11 @@ def fill_padded(buf: Batch, b: Batch) -> None:
                             (buf.query_u, b.query_u, pad), (buf.query_v, b.query_v, pad)):  # fmt: skip
         into[: len(src)].copy_(src)
         into[len(src) :].fill_(fill)
+    for into, table in ((buf.into, b.into), (buf.out_of, b.out_of)):
+        if into is not None and table is not None:
+            into[: len(table), : table.shape[1]].copy_(table)
+            into[: len(table), table.shape[1] :].fill_(NONE)
+            into[len(table) :].fill_(NONE)
     buf.target[:q].copy_(b.target)
     buf.target[q:].copy_(b.target[:1].expand(buf.size - q))
     assert buf.weight is not None
@@ -135,8 +154,10 @@ class StepRunner:
         slot = self.slots.pop(key, None)  # re-inserted last: the dict's order is the recency order
         if slot is None:
             device = b.src.device
-            nodes, edges = padded_shape(world.on_device(split, device), size)
-            slot = _Slot(empty_padded(nodes, edges, size, b.relations, device))
+            on_device = world.on_device(split, device)
+            nodes, edges = padded_shape(on_device, size)
+            widths = (on_device.into.shape[1], on_device.out_of.shape[1])
+            slot = _Slot(empty_padded(nodes, edges, size, b.relations, device, widths))
             while len(self.slots) >= MAX_SLOTS:
                 self.slots.pop(next(iter(self.slots)))  # the least recently used, with its graph
         self.slots[key] = slot

@@ -30,9 +30,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch_geometric.nn import GATConv, GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
-from torch_geometric.utils import scatter, softmax
 
 from learners.gnn.data import MAX_RELATIONS, Batch, WorldData
+from learners.gnn.incidence import NONE, Incidence, one_hot_rows
 
 REPRESENTATIONS = ("param", "gcn", "gat")
 COMPOSITIONS = ("rgcn", "egat")
@@ -118,9 +118,12 @@ class _WorldGraph:
     x: torch.Tensor  # fixed random node features
     edge_index: torch.Tensor  # with self loops (GAT) or GCN-normalised (GCN)
     edge_weight: torch.Tensor | None  # GCN normalisation; None for GAT
+    src: Incidence  # edge_index[0] and [1] with their incidence tables (messages without scatter)
+    dst: Incidence
     rel: torch.Tensor  # relation of each edge-node
     seen: torch.Tensor  # MAX_RELATIONS booleans: relations present in the world
-    seen_index: torch.Tensor  # their ids (no boolean-mask indexing, a host sync, per step)
+    seen_share: torch.Tensor  # (MAX_RELATIONS, 1): 1/count for those relations, else 0 (means over them)
+    rel_mean: torch.Tensor  # (MAX_RELATIONS, edges): the mean over each relation's edge-nodes, as a matrix
 
 
 class GraphRepresentation(nn.Module):
@@ -167,9 +170,13 @@ class GraphRepresentation(nn.Module):
             edge_index = torch.cat([edge_index, torch.stack([loops, loops])], 1)
         seen = torch.zeros(MAX_RELATIONS, dtype=torch.bool)
         seen[rel] = True
+        members = one_hot_rows(rel, MAX_RELATIONS, torch.float32).T
+        rel_mean = members / members.sum(1, keepdim=True).clamp_min(1.0)
+        edge_index = edge_index.to(device)
+        src, dst = (Incidence.of(edge_index[i], n + m) for i in (0, 1))
         hit = _WorldGraph(
-            x.to(device), edge_index.to(device), None if weight is None else weight.to(device), rel.to(device),
-            seen.to(device), seen.nonzero()[:, 0].to(device),
+            x.to(device), edge_index, None if weight is None else weight.to(device), src, dst, rel.to(device),
+            seen.to(device), (seen / seen.sum()).float()[:, None].to(device), rel_mean.to(device),
         )  # fmt: skip
         self._cache[world.name] = hit
         return hit
@@ -179,28 +186,56 @@ class GraphRepresentation(nn.Module):
         g = self._extended(world, device)
         h = self.inp(g.x)
         for i, conv in enumerate(self.convs):
-            h = conv(h, g.edge_index) if g.edge_weight is None else conv(h, g.edge_index, g.edge_weight)
+            h = _convolve(conv, h, g, self.training)
             if i < len(self.convs) - 1:
                 h = F.elu(h) if self.cfg.rep == "gat" else F.relu(h)
         n = world.graph_nodes
-        per_rel = scatter(h[n:], g.rel, dim=0, dim_size=MAX_RELATIONS, reduce="mean")
+        per_rel = g.rel_mean.to(h.dtype) @ h[n:]  # a matrix product: no scatter, deterministic
         if self.cfg.rep_standardize:
             # Averages of many edge-nodes share a large common part; centre and scale across the
             # relations so that what tells relations apart reaches the composition module.
-            present = per_rel.index_select(0, g.seen_index)
-            per_rel = (per_rel - present.mean(0)) / (present.std(0, unbiased=False) + 1e-5)
+            # (mean and standard deviation over the present relations, weighted: no row selection,
+            # whose gradient would be a scatter)
+            mean = (per_rel * g.seen_share).sum(0)
+            std = (((per_rel - mean) ** 2) * g.seen_share).sum(0).sqrt()
+            per_rel = (per_rel - mean) / (std + 1e-5)
         return torch.where(g.seen[:, None], per_rel, self.missing)
 
 
-def _message_edges(b: Batch, reverse: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Edges src->dst, plus their reverses when ``reverse``; ``back`` marks the reversed copies."""
+def _convolve(conv: nn.Module, h: torch.Tensor, g: _WorldGraph, training: bool) -> torch.Tensor:
+    """What ``conv(h, g.edge_index[, g.edge_weight])`` computes (PyG's GCNConv without normalisation,
+    or GATConv without self loops: both were done once in ``_extended``), with the convolution's own
+    parameters, through incidence tables instead of PyG's scatters (deterministic without a sort)."""
+    if isinstance(conv, GCNConv):
+        assert g.edge_weight is not None
+        return g.dst.sum(g.src.gather(conv.lin(h)) * g.edge_weight[:, None]) + conv.bias
+    gat = cast(GATConv, conv)
+    heads, width = gat.heads, gat.out_channels
+    x = gat.lin(h).view(-1, heads, width)
+    score_src, score_dst = (x * gat.att_src).sum(-1), (x * gat.att_dst).sum(-1)
+    logit = F.leaky_relu(g.src.gather(score_src) + g.dst.gather(score_dst), gat.negative_slope)
+    alpha = F.dropout(g.dst.softmax(logit), gat.dropout, training)
+    return g.dst.sum(alpha[..., None] * g.src.gather(x)).view(-1, heads * width) + gat.bias
+
+
+def _shifted(table: torch.Tensor, by: int) -> torch.Tensor:
+    return torch.where(table == NONE, table, table + by)
+
+
+def _message_edges(b: Batch, reverse: bool) -> tuple[Incidence, Incidence, torch.Tensor, torch.Tensor]:
+    """The message edges' sources and targets as :class:`Incidence` (gathers and per-node sums), their
+    relations, and ``back``, which marks reversed copies: edges src->dst, plus their reverses when
+    ``reverse`` (copy ``E + e`` of edge ``e``, so each table is the two tables side by side)."""
+    src = Incidence.of(b.src, b.n_nodes, b.out_of)
+    dst = Incidence.of(b.dst, b.n_nodes, b.into)
     if not reverse:
-        return b.src, b.dst, b.rel, torch.zeros_like(b.rel, dtype=torch.bool)
-    src = torch.cat([b.src, b.dst])
-    dst = torch.cat([b.dst, b.src])
+        return src, dst, b.rel, torch.zeros_like(b.rel, dtype=torch.bool)
+    m = len(b.src)
+    both_src = Incidence(torch.cat([b.src, b.dst]), torch.cat([src.table, _shifted(dst.table, m)], 1))
+    both_dst = Incidence(torch.cat([b.dst, b.src]), torch.cat([dst.table, _shifted(src.table, m)], 1))
     rel = torch.cat([b.rel, b.rel])
     back = torch.cat([torch.zeros_like(b.rel, dtype=torch.bool), torch.ones_like(b.rel, dtype=torch.bool)])
-    return src, dst, rel, back
+    return both_src, both_dst, rel, back
 
 
 class RGCNComposition(nn.Module):
@@ -217,19 +252,20 @@ class RGCNComposition(nn.Module):
         # The relations W_r is built for: the split's (fixed, so no ``torch.unique``, a host sync on
         # the GPU) when the batch carries them; the batch's own otherwise.
         used = b.relations if b.relations is not None else torch.unique(b.rel)
-        col = torch.full((MAX_RELATIONS,), -1, dtype=torch.long, device=h.device)
-        col[used] = torch.arange(len(used), device=h.device)
-        rel_col = col[b.rel]
-        # direction 0 passes messages along edges; 1 (-bi only) against them: slices, not masks
-        ends = [(b.src, b.dst), (b.dst, b.src)][: len(self.T)]
+        # each edge's relation among ``used``, and the used relations' vectors, as one-hot products
+        pick = (b.rel[:, None] == used[None, :]).to(h.dtype)[:, :, None]
+        r_used = one_hot_rows(used, MAX_RELATIONS, r.dtype) @ r
+        src, dst, _, _ = _message_edges(b, reverse=False)
+        # direction 0 passes messages along edges; 1 (-bi only) against them
+        ends = [(src, dst), (dst, src)][: len(self.T)]
         for t in range(self.layers):
             out = self.root[t](h)
-            for direction, (src, dst) in enumerate(ends):
-                # W_r = r x1 T for the relations used; every node's h projected by each.
-                w = torch.einsum("rk,kij->rij", r[used], self.T[direction, t])
-                proj = torch.einsum("nj,rij->nri", h, w)
-                msg = proj[src, rel_col]
-                out = out.index_add(0, dst, msg.to(out.dtype))
+            for direction, (frm, to) in enumerate(ends):
+                # W_r = r x1 T for the relations used; each edge's message W_rel h_from
+                w = torch.einsum("rk,kij->rij", r_used, self.T[direction, t])
+                proj = torch.einsum("ej,rij->eri", frm.gather(h), w)
+                msg = (proj * pick.to(proj.dtype)).sum(1)
+                out = out + to.sum(msg.to(out.dtype))
             h = F.relu(out)
         return h
 
@@ -259,21 +295,22 @@ class EdgeGATComposition(nn.Module):
 
     def forward(self, h: torch.Tensor, r: torch.Tensor, b: Batch) -> torch.Tensor:
         src, dst, rel, back = _message_edges(b, self.reverse)
-        rv = r[rel]
+        rv = one_hot_rows(rel, MAX_RELATIONS, r.dtype) @ r
         if self.inverse is not None:  # set exactly when self.reverse
             rv = torch.where(back[:, None], self.inverse(rv), rv)
         c = torch.zeros_like(h)
         n, hd, heads = h.shape[0], self.hd, self.heads
         for t, module in enumerate(self.layers):
             layer = cast(nn.ModuleDict, module)
-            q = layer["q"](h)[dst].view(-1, heads, hd)
-            k = layer["k"](h)[src].view(-1, heads, hd)
+            h_src, h_dst = src.gather(h), dst.gather(h)
+            q = layer["q"](h_dst).view(-1, heads, hd)
+            k = layer["k"](h_src).view(-1, heads, hd)
             e = layer["e"](rv).view(-1, heads, hd)
             logit = F.leaky_relu((torch.cat([q, k, e], -1) * self.att[t]).sum(-1), 0.2)
-            alpha = softmax(logit, dst, num_nodes=n)
+            alpha = dst.softmax(logit)
             alpha = F.dropout(alpha, self.dropout, self.training)
-            value = layer["v"](torch.cat([h[src], rv], -1)).view(-1, heads, hd)
-            m = scatter(alpha[..., None] * value, dst, dim=0, dim_size=n, reduce="sum").reshape(n, heads * hd)
+            value = layer["v"](torch.cat([h_src, rv], -1)).view(-1, heads, hd)
+            m = dst.sum(alpha[..., None] * value).reshape(n, heads * hd)
             h, c = layer["lstm"](m, (h, c))
         return h
 
@@ -295,9 +332,10 @@ class GraphLogNet(nn.Module):
     def forward(self, world: WorldData, b: Batch) -> torch.Tensor:
         r = self.rep(world)
         if self.cfg.query_markers:
-            h = self.node.expand(b.n_nodes, -1).clone()
-            h[b.query_u] = h[b.query_u] + self.marker[0]
-            h[b.query_v] = h[b.query_v] + self.marker[1]
+            # marker rows added through one-hot products: no index_put, whose gradient is a scatter
+            at_u = one_hot_rows(b.query_u, b.n_nodes, r.dtype).sum(0).clamp_max(1.0)
+            at_v = one_hot_rows(b.query_v, b.n_nodes, r.dtype).sum(0).clamp_max(1.0)
+            h = self.node + at_u[:, None] * self.marker[0] + at_v[:, None] * self.marker[1]
         else:
             # fresh noise per training step (global RNG, seeded per run); fixed noise when evaluating
             # (drawn on the device when training: no host-to-device copy per step)
@@ -307,4 +345,5 @@ class GraphLogNet(nn.Module):
                 gen = torch.Generator().manual_seed(self.cfg.seed)
                 h = torch.randn(b.n_nodes, self.cfg.dim, generator=gen).to(r.device, r.dtype)
         h = self.comp(h, r, b)
-        return self.classifier(torch.cat([h[b.query_u], h[b.query_v]], -1)) + world.class_mask(h.device)
+        ends = one_hot_rows(torch.cat([b.query_u, b.query_v]), b.n_nodes, h.dtype) @ h  # h[u], then h[v]
+        return self.classifier(torch.cat(ends.split(b.size), -1)) + world.class_mask(h.device)

@@ -53,15 +53,13 @@ CUBLAS_DETERMINISTIC = ":4096:8"
 
 
 def pick_device() -> torch.device:
-    """The GPU if this process sees one; else the CPU, with ORCH_TORCH_THREADS threads (default 1).
-
-    One thread because a job is scheduled on one CPU (``num_cpus: 1``): more threads only fight the
-    other jobs on the node (measured: 20x slower training on a loaded 2-core machine).
+    """The GPU if this process sees one; else the CPU. Either way ORCH_TORCH_THREADS CPU threads
+    (default 1), because a job is scheduled on one CPU (``num_cpus: 1``): more threads only fight
+    the other jobs on the node (measured: 20x slower training on a loaded 2-core machine; eight GPU
+    jobs of 16 threads each on a 16-core node did not finish a benchmark in 120 s).
     """
-    if torch.cuda.is_available():
-        return torch.device("cuda")
     torch.set_num_threads(int(os.environ.get("ORCH_TORCH_THREADS", "1")))
-    return torch.device("cpu")
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
 
 
 def use_deterministic(enabled: bool = True) -> None:
@@ -206,10 +204,12 @@ def accuracy(net: GraphLogNet, world: WorldData, split: str, deadline: float | N
 def cross_entropy(
     logits: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Mean cross-entropy, as ``F.cross_entropy``, through ``gather``: ``nll_loss`` has no
-    deterministic CUDA kernel and raises under deterministic algorithms. With ``weight`` (0 or 1
-    per query: a padded batch), the mean over the queries of weight 1."""
-    picked = logits.log_softmax(-1).gather(1, target[:, None])[:, 0]
+    """Mean cross-entropy, as ``F.cross_entropy``, through a one-hot mask: ``nll_loss`` has no
+    deterministic CUDA kernel and raises under deterministic algorithms, and the gradient of
+    ``gather`` is a scatter (sorted there). With ``weight`` (0 or 1 per query: a padded batch),
+    the mean over the queries of weight 1."""
+    hit = target[:, None] == torch.arange(logits.shape[1], device=logits.device)
+    picked = torch.where(hit, logits.log_softmax(-1), torch.zeros_like(logits)).sum(1)
     if weight is None:
         return -picked.mean()
     return -torch.where(weight > 0, picked, torch.zeros_like(picked)).sum() / weight.sum()

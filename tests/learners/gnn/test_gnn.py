@@ -298,6 +298,9 @@ def test_device_batches_are_the_host_batches(tiny_worlds, size):
         assert h.n_nodes == d.n_nodes
         for name in ("src", "rel", "dst", "query_u", "query_v", "target"):
             assert torch.equal(getattr(h, name), getattr(d, name)), name
+        for name in ("into", "out_of"):  # the same rows; the device's are as wide as the split needs
+            rows = [[[e for e in row if e >= 0] for row in getattr(x, name).tolist()] for x in (h, d)]
+            assert rows[0] == rows[1], name
     assert torch.equal(dev[0].relations, torch.as_tensor(np.unique(g.rel), dtype=torch.long))
 
 
@@ -458,8 +461,11 @@ def test_gpu_step_loop_never_syncs(tiny_worlds):
 
 @pytest.mark.parametrize("rep", ["gcn", "gat"])
 def test_world_graph_loops_and_normalisation_are_pygs(tiny_worlds, rep):
-    """Self loops (GAT) and GCN normalisation computed once per world give PyG's own per-call result."""
+    """Self loops (GAT) and GCN normalisation computed once per world, and the convolutions through
+    incidence tables, give PyG's own per-call result."""
     from torch_geometric.nn import GATConv, GCNConv
+
+    from learners.gnn.modules import _convolve
 
     w = WorldData.of_world(tiny_worlds[0])
     torch.manual_seed(0)
@@ -475,7 +481,7 @@ def test_world_graph_loops_and_normalisation_are_pygs(tiny_worlds, rep):
     for conv in net.rep.convs:
         ref = GCNConv(16, 16) if rep == "gcn" else GATConv(16, 8, heads=2, dropout=0.4)
         ref.load_state_dict(conv.state_dict())
-        ours = conv(h, g.edge_index) if g.edge_weight is None else conv(h, g.edge_index, g.edge_weight)
+        ours = _convolve(conv, h, g, training=False)
         assert torch.allclose(ours, ref.eval()(h, raw), atol=1e-6)
 
 
