@@ -107,10 +107,19 @@ def cpu_name() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def throughput_job(spec: dict, world, barrier=None, out=None) -> dict:
+def throughput_job(spec: dict, world, barrier=None, out=None, job: int | None = None) -> dict:
     """One job: build the model, one warm-up pass, then ``repeats`` timed training passes and one
     inference pass. With a ``barrier`` (``--concurrent``), every job starts timing together; the
-    result goes to ``out`` (a queue) as well as being returned."""
+    result goes to ``out`` (a queue) as well as being returned. Job ``job`` of several says on
+    stderr when it reaches each phase (where the time goes when jobs start together)."""
+    launched = spec.get("launched", time.time())  # when the parent started the jobs
+
+    def phase(what: str) -> None:
+        if job is not None:
+            print(f"  [job {job} +{time.time() - launched:5.1f} s] {what}", file=sys.stderr, flush=True)
+
+    phase("started")
+
     import torch
 
     from learners.base import Budget
@@ -131,8 +140,10 @@ def throughput_job(spec: dict, world, barrier=None, out=None) -> dict:
         batch_size=spec["batch_size"], pipeline=spec["collate"], deterministic=spec["deterministic"],
         autocast=spec["autocast"], compile=spec["compile"], cuda_graphs=spec["cuda_graphs"],
     )  # fmt: skip
+    phase("imported")
     net = build_net(lambda: GraphLogNet(spec["net"]), 0, device)
     opt = make_optimizer(net, cfg)
+    phase(f"model on {device}")
 
     def one_pass(r: int) -> tuple[float, float]:
         """Wall and CPU seconds of one pass (CPU time: this process's, robust to a loaded machine)."""
@@ -142,10 +153,14 @@ def throughput_job(spec: dict, world, barrier=None, out=None) -> dict:
         return time.perf_counter() - t, time.process_time() - c
 
     one_pass(10**6)  # warm-up: kernels, allocator, the split's copy to the device
+    phase("warmed up")
     if barrier is not None:
         barrier.wait()
     began = time.time()
-    passes = [one_pass(r) for r in range(spec["repeats"])]
+    passes = []
+    for r in range(spec["repeats"]):
+        passes.append(one_pass(r))
+        phase(f"pass {r + 1} of {spec['repeats']}: {passes[-1][0]:.2f} s")
     ended = time.time()
     train_s, cpu_s = min(w for w, _ in passes), min(c for _, c in passes)
     t = time.perf_counter()
@@ -217,17 +232,29 @@ def run_jobs(spec: dict, world, concurrent: int) -> list[dict]:
     if concurrent <= 1:
         return [throughput_job(spec, world)]
     import multiprocessing as mp
+    import queue
 
     ctx = mp.get_context("spawn")  # never fork a process that may hold a CUDA context
     barrier, out = ctx.Barrier(concurrent), ctx.Queue()
-    procs = [ctx.Process(target=throughput_job, args=(spec, world, barrier, out)) for _ in range(concurrent)]
+    procs = [
+        ctx.Process(target=throughput_job, args=(spec, world, barrier, out, i), daemon=True)
+        for i in range(concurrent)
+    ]
+    spec["launched"] = time.time()  # pickled into each job at its start
     for p in procs:
         p.start()
-    results = [out.get() for _ in procs]
+    results: list[dict] = []
+    while len(results) < concurrent:
+        try:
+            results.append(out.get(timeout=1.0))
+        except queue.Empty:
+            dead = [i for i, p in enumerate(procs) if p.exitcode not in (None, 0)]
+            if dead:  # the others would wait at the barrier for ever
+                raise RuntimeError(
+                    f"throughput job(s) {dead} exited with {[procs[i].exitcode for i in dead]}"
+                ) from None
     for p in procs:
         p.join()
-        if p.exitcode != 0:
-            raise RuntimeError(f"a throughput job exited with {p.exitcode}")
     return results
 
 

@@ -179,7 +179,7 @@ class DeviceSplit:
         # split has the same widths (one shape for a CUDA graph).
         edge_ptr = np.asarray(g.edge_ptr, dtype=np.int64)
         node_ptr = np.r_[0, np.cumsum(self.n_nodes_host)]
-        owner = np.repeat(np.arange(self.n_graphs), self.n_edges_host)
+        owner = np.repeat(np.arange(self.n_graphs), np.asarray(self.n_edges_host, dtype=np.int64))
         first_edge = np.repeat(edge_ptr[:-1], self.n_nodes_host)  # per node: its graph's first edge
         self.node_start = t(node_ptr[:-1])
 

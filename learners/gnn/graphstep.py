@@ -92,11 +92,11 @@ def fill_padded(buf: Batch, b: Batch) -> None:
                             (buf.query_u, b.query_u, pad), (buf.query_v, b.query_v, pad)):  # fmt: skip
         into[: len(src)].copy_(src)
         into[len(src) :].fill_(fill)
-    for into, table in ((buf.into, b.into), (buf.out_of, b.out_of)):
-        if into is not None and table is not None:
-            into[: len(table), : table.shape[1]].copy_(table)
-            into[: len(table), table.shape[1] :].fill_(NONE)
-            into[len(table) :].fill_(NONE)
+    for room, table in ((buf.into, b.into), (buf.out_of, b.out_of)):
+        if room is not None and table is not None:
+            room[: len(table), : table.shape[1]].copy_(table)
+            room[: len(table), table.shape[1] :].fill_(NONE)
+            room[len(table) :].fill_(NONE)
     buf.target[:q].copy_(b.target)
     buf.target[q:].copy_(b.target[:1].expand(buf.size - q))
     assert buf.weight is not None

@@ -173,9 +173,9 @@ class GraphRepresentation(nn.Module):
         members = one_hot_rows(rel, MAX_RELATIONS, torch.float32).T
         rel_mean = members / members.sum(1, keepdim=True).clamp_min(1.0)
         edge_index = edge_index.to(device)
-        src, dst = (Incidence.of(edge_index[i], n + m) for i in (0, 1))
+        sources, targets = (Incidence.of(edge_index[i], n + m) for i in (0, 1))
         hit = _WorldGraph(
-            x.to(device), edge_index, None if weight is None else weight.to(device), src, dst, rel.to(device),
+            x.to(device), edge_index, None if weight is None else weight.to(device), sources, targets, rel.to(device),
             seen.to(device), (seen / seen.sum()).float()[:, None].to(device), rel_mean.to(device),
         )  # fmt: skip
         self._cache[world.name] = hit
