@@ -187,11 +187,14 @@ def throughput_job(spec: dict, world, barrier=None, out=None, job: int | None = 
 
 
 class GpuSampler:
-    """Samples GPU utilisation and memory with nvidia-smi in a background thread while jobs run."""
+    """Samples GPU 0's utilisation and memory in a background thread while jobs run: through NVML
+    in this process when ``pynvml`` is there (one handle, no process per sample), else with
+    ``nvidia-smi`` once a second (each call initialises the driver: five a second beside eight
+    starting CUDA contexts was one suspect when ``--concurrent 8`` stalled on an H200)."""
 
     QUERY = ["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"]
 
-    def __init__(self, enabled: bool, every_s: float = 0.2):
+    def __init__(self, enabled: bool, every_s: float = 0.5):
         import threading
 
         self.enabled, self.every_s = enabled, every_s
@@ -200,9 +203,27 @@ class GpuSampler:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+        except Exception:  # noqa: BLE001 (no NVML: nvidia-smi)
+            return self._run_smi()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            while not self._stop.wait(self.every_s):
+                util = pynvml.nvmlDeviceGetUtilizationRates(handle).gpu
+                used = pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20
+                self.samples.append((float(util), float(used)))
+        except Exception:  # noqa: BLE001 (a sampler never stops the benchmark)
+            pass
+        finally:
+            pynvml.nvmlShutdown()
+
+    def _run_smi(self) -> None:
         import subprocess
 
-        while not self._stop.wait(self.every_s):
+        while not self._stop.wait(max(self.every_s, 1.0)):
             try:
                 line = subprocess.run(self.QUERY, capture_output=True, text=True, timeout=5).stdout
                 util, mem = (float(x) for x in line.splitlines()[0].split(","))
