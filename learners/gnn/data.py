@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from learners.gnn.incidence import NONE, incidence_table
+from learners.gnn.incidence import NONE, incidence_table, shifted
 from tasks.graphlog.as_task import decode_split
 from tasks.graphlog.generator import World
 from tasks.graphlog.graphs import GraphSet
@@ -243,12 +243,7 @@ class DeviceSplit:
             self.node_start[idx][owner] + torch.arange(total_nodes, device=self.device) - node_before[owner]
         )
         off = edge_off[owner][:, None]
-
-        def shifted(table: torch.Tensor) -> torch.Tensor:
-            part = table[rows]
-            return torch.where(part == NONE, part, part + off)
-
-        return shifted(self.into), shifted(self.out_of)
+        return shifted(self.into[rows], off), shifted(self.out_of[rows], off)
 
 
 def device_batches(

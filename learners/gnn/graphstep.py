@@ -10,10 +10,10 @@ replayed at 8,300 graphs/s.
 A graph has fixed shapes, so every batch of a split is padded to the largest batch the split can
 hold: the nodes and edges of its ``size`` largest query graphs, plus one padding node. Padding
 edges join the padding node to itself (and are in no incidence table, so they reach no node),
-padding queries ask about it and weigh 0 in the loss, and nodes past a batch's own are isolated. Real nodes exchange messages only with real nodes, so the
-loss and the gradients are the unpadded batch's (tests/learners/gnn/test_graphstep.py checks
-this on the CPU, where the same padded step runs eagerly; only dropout draws differ, since they
-cover the padded tensors).
+padding queries ask about it and weigh 0 in the loss, and nodes past a batch's own are isolated.
+Real nodes exchange messages only with real nodes, so the loss and the gradients are the unpadded
+batch's (tests/learners/gnn/test_graphstep.py checks this on the CPU, where the same padded step
+runs eagerly; only dropout draws differ, since they cover the padded tensors).
 
 Per (world, split): the first ``WARMUP_STEPS`` steps run eagerly on a side stream (CUDA's lazy
 initialisation must happen outside a capture, and they create the optimizer's state), then the

@@ -51,6 +51,11 @@ def table_of(index: torch.Tensor, n: int) -> torch.Tensor:
     return torch.as_tensor(incidence_table(index.cpu().numpy(), n), device=index.device)
 
 
+def shifted(table: torch.Tensor, by: int | torch.Tensor) -> torch.Tensor:
+    """``table`` with its entries renumbered by ``by`` (an int, or a column per row); NONE stays."""
+    return torch.where(table == NONE, table, table + by)
+
+
 def _table_sum(x: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     """Row ``v``: the sum of ``x[e]`` over the entries ``e`` of ``table[v]``, in table order."""
     padded = torch.cat([x, x.new_zeros((1, *x.shape[1:]))])

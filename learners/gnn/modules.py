@@ -32,7 +32,7 @@ from torch_geometric.nn import GATConv, GCNConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from learners.gnn.data import MAX_RELATIONS, Batch, WorldData
-from learners.gnn.incidence import NONE, Incidence, one_hot_rows
+from learners.gnn.incidence import Incidence, one_hot_rows, shifted
 
 REPRESENTATIONS = ("param", "gcn", "gat")
 COMPOSITIONS = ("rgcn", "egat")
@@ -218,10 +218,6 @@ def _convolve(conv: nn.Module, h: torch.Tensor, g: _WorldGraph, training: bool) 
     return g.dst.sum(alpha[..., None] * g.src.gather(x)).view(-1, heads * width) + gat.bias
 
 
-def _shifted(table: torch.Tensor, by: int) -> torch.Tensor:
-    return torch.where(table == NONE, table, table + by)
-
-
 def _message_edges(b: Batch, reverse: bool) -> tuple[Incidence, Incidence, torch.Tensor, torch.Tensor]:
     """The message edges' sources and targets as :class:`Incidence` (gathers and per-node sums), their
     relations, and ``back``, which marks reversed copies: edges src->dst, plus their reverses when
@@ -231,8 +227,8 @@ def _message_edges(b: Batch, reverse: bool) -> tuple[Incidence, Incidence, torch
     if not reverse:
         return src, dst, b.rel, torch.zeros_like(b.rel, dtype=torch.bool)
     m = len(b.src)
-    both_src = Incidence(torch.cat([b.src, b.dst]), torch.cat([src.table, _shifted(dst.table, m)], 1))
-    both_dst = Incidence(torch.cat([b.dst, b.src]), torch.cat([dst.table, _shifted(src.table, m)], 1))
+    both_src = Incidence(torch.cat([b.src, b.dst]), torch.cat([src.table, shifted(dst.table, m)], 1))
+    both_dst = Incidence(torch.cat([b.dst, b.src]), torch.cat([dst.table, shifted(src.table, m)], 1))
     rel = torch.cat([b.rel, b.rel])
     back = torch.cat([torch.zeros_like(b.rel, dtype=torch.bool), torch.ones_like(b.rel, dtype=torch.bool)])
     return both_src, both_dst, rel, back

@@ -37,6 +37,7 @@ import torch
 from learners.base import Budget
 from learners.gnn.data import Batch, WorldData, batches, device_batches
 from learners.gnn.graphstep import StepRunner
+from learners.gnn.incidence import one_hot_rows
 from learners.gnn.modules import GraphLogNet
 from learners.seeding import seed_everything
 
@@ -208,7 +209,7 @@ def cross_entropy(
     deterministic CUDA kernel and raises under deterministic algorithms, and the gradient of
     ``gather`` is a scatter (sorted there). With ``weight`` (0 or 1 per query: a padded batch),
     the mean over the queries of weight 1."""
-    hit = target[:, None] == torch.arange(logits.shape[1], device=logits.device)
+    hit = one_hot_rows(target, logits.shape[1], torch.bool)
     picked = torch.where(hit, logits.log_softmax(-1), torch.zeros_like(logits)).sum(1)
     if weight is None:
         return -picked.mean()
