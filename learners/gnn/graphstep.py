@@ -86,6 +86,7 @@ def fill_padded(buf: Batch, b: Batch) -> None:
         raise ValueError(
             f"a batch of {b.n_nodes} nodes, {len(b.src)} edges and {b.size} queries does not fit the padded "
             f"shape ({pad} nodes, {len(buf.src)} edges, {buf.size} queries)"
+            + "".join(f"; incidence rows {w} wide, room for {room}" for w, room in widths if w > room)
         )
     q = b.size
     for into, src, fill in ((buf.src, b.src, pad), (buf.dst, b.dst, pad), (buf.rel, b.rel, 0),
