@@ -150,6 +150,30 @@ def count_examples(path: str | Path) -> int:
     return (len(headers) - 2) // 2
 
 
+def background_atoms(path: str | Path) -> set[str]:
+    """The distinct atoms of a ``.dat`` file's ``background:`` sections, read line by line (a
+    generated file can hold gigabytes): what an evaluator must know before the examples are read
+    one file at a time. Lenient: a malformed file gives what it has, and :func:`read_dat` then
+    names its error; a missing or unreadable one gives nothing."""
+    atoms: set[str] = set()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            header, in_background = True, False
+            for line in f:
+                text = line.strip()
+                if not text:
+                    continue
+                if text == "---":
+                    header = True
+                elif header:
+                    header, in_background = False, text == "background:"
+                elif in_background:
+                    atoms.add(text)
+    except OSError:
+        pass
+    return atoms
+
+
 def read_dat(path: str | Path) -> DatFile:
     """Parse a ``.dat`` file. Errors name the file and the line of the offending section."""
     path = Path(path)

@@ -51,15 +51,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import clingo
-
 from tasks.data_defects import CorrectionError, correction_for
 from tasks.gdl import Engine, Game, GDLError, GDLWarning, flatten, unflatten
 from tasks.gdl.errors import GroundingLimit
-from tasks.gdl.exact import evaluate_by_solving
-from tasks.gdl.terms import parse_ground, symbol_text
+from tasks.gdl.perstate import STATE_SECONDS, PerStateEngine
+from tasks.gdl.terms import parse_ground
 from tasks.generate import dataset_statics
-from tasks.iggp import Dataset, DatError, DatFile, read_dat
+from tasks.iggp import Dataset, DatError, DatFile, background_atoms, read_dat
 from tasks.signature import Signature, SignatureError, parse_typ, with_nullary_compounds
 from tasks.task import SPLITS, TARGETS, parse_atom, predicate_of
 
@@ -258,16 +256,6 @@ def _engine_covering(game: Game, path: Path, fluents: set[str], text: str | None
     return wider.engine()
 
 
-def _static_atoms_by_solving(game: Game, asp: str) -> list[str]:
-    """The static atoms (GDL text) from one clingo solve of the rules with no state."""
-    ctl = clingo.Control(["--warn=none"])
-    ctl.add("base", [], asp)
-    ctl.ground([("base", [])])
-    out: list[str] = []
-    ctl.solve(on_model=lambda m: out.extend(symbol_text(s) for s in m.symbols(atoms=True)))
-    return [a for a in out if a.partition("(")[0] in game.static_relations]
-
-
 def check_game(
     dataset: Dataset, game: str, on_file: Callable[[str], None] | None = None, solver_fallback: bool = True
 ) -> GameResult:
@@ -275,11 +263,12 @@ def check_game(
 
     ``solver_fallback``: when the compiled engine cannot ground the game within its bound
     (``tasks.gdl.GROUND_SECONDS``; asylum, the biggest, grounds in about a minute on 2 busy cores),
-    check it anyway with one clingo solve per distinct background (about ten minutes instead of
-    one), and say so in a note; without it such a game is unchecked.
+    check it anyway with the per-state engine (one clingo grounding per distinct state, as
+    generation plays such games), and say so in a note; without it such a game is unchecked.
 
-    The stages: load the GDL and the signature, read every split file, build an evaluator over
-    every fluent the files use, compare examples and sections, try the known corrections, verdict.
+    The stages: load the GDL and the signature, collect the fluents the files' backgrounds use
+    (streamed), build an evaluator over them, compare examples and sections one file at a time,
+    try the known corrections, verdict.
     """
     dataset.check_game(game)
     result = GameResult(game)
@@ -300,26 +289,30 @@ def check_game(
         return result
     signature = _signature(dataset, game, result)
     gdl_input = _input_reader(relations)
-    dats, unreadable = _read_splits(dataset, game, result, on_file)
+    files, unreadable = _split_files(dataset, game, result)
     fluents = {
         text
-        for _, dat in dats.values()
-        for b, _ in dat.examples
-        for kind, text in map(gdl_input, b)
+        for file in files.values()
+        for kind, text in map(gdl_input, background_atoms(file))
         if kind == "true"
     }
     evaluator = _evaluator(gdl, path, fluents, signature, result, solver_fallback)
     if evaluator is None:
         return result
     evaluate, static_atoms = evaluator
-    _compare_splits(result, dats, set(dataset_statics(static_atoms, gdl)), _deriver(evaluate, gdl_input),
-                    _proposition_normal(relations))  # fmt: skip
+    try:
+        sections = _compare_splits(result, files, unreadable, set(dataset_statics(static_atoms, gdl)),
+                                   partial(_deriver, evaluate, gdl_input, forget=True),
+                                   _proposition_normal(relations), on_file)  # fmt: skip
+    except GDLError as e:  # a state the per-state engine cannot ground within its bound
+        result.status, result.reason = UNCHECKED, f"GDL cannot be evaluated on the examples: {e}"
+        return result
     if signature is not None:
         for target in TARGETS:
-            published = {dats[t, s][0].name: dats[t, s][1].atoms for t, s in dats if t == target}
+            published = {files[t, s].name: atoms for (t, s), atoms in sections.items() if t == target}
             if published:
                 _check_atoms(result, target, published, signature.ground(target))
-    _try_correction(result, game, path, dats, gdl_input)
+    _try_correction(result, game, path, files, gdl_input)
     _verdict(result, unreadable)
     return result
 
@@ -352,31 +345,25 @@ def _input_reader(relations: frozenset[str]) -> Callable[[str], tuple[str, str]]
     return gdl_input
 
 
-def _read_splits(
-    dataset: Dataset, game: str, result: GameResult, on_file: Callable[[str], None] | None
-) -> tuple[dict[tuple[str, str], tuple[Path, DatFile]], list[str]]:
-    """Every split file of every target, read first (the engine must know every fluent the
-    backgrounds use); adds a `SplitResult` per split to ``result``. Returns the files read and
-    the ones that could not be (missing or malformed)."""
+def _split_files(
+    dataset: Dataset, game: str, result: GameResult
+) -> tuple[dict[tuple[str, str], Path], list[str]]:
+    """Every split file of every target, and the ones missing; adds a `SplitResult` per split to
+    ``result``. Files are read later, one at a time (`_compare_splits`): a generated game's
+    ``.dat`` files can hold gigabytes of text, ten times that as Python strings."""
     unreadable: list[str] = []
-    dats: dict[tuple[str, str], tuple[Path, DatFile]] = {}
+    found: dict[tuple[str, str], Path] = {}
     for target in TARGETS:
         files = dataset.files(game, target)
         for split in SPLITS:
             sr = SplitResult(target, split)
             result.splits.append(sr)
-            if split not in files:
+            if split in files:
+                found[target, split] = files[split]
+            else:
                 sr.missing_file = str(Path("data") / split / f"{game}_{target}_{split}.dat")
                 unreadable.append(sr.missing_file)
-                continue
-            if on_file is not None:
-                on_file(files[split].name)
-            try:
-                dats[target, split] = files[split], read_dat(files[split])
-            except DatError as e:
-                sr.missing_file = str(e)
-                unreadable.append(str(e))
-    return dats, unreadable
+    return found, unreadable
 
 
 _Evaluate = Callable[[list[str], dict[str, str]], dict[str, list[str]]]
@@ -389,7 +376,7 @@ def _evaluator(
     solver_fallback: bool,
 ) -> tuple[_EvaluateMany, Any] | None:  # fmt: skip
     """(evaluate, static atoms): the compiled engine over ``fluents``, else (a grounding too big,
-    with ``solver_fallback``) one clingo solve per example. None when the GDL cannot be used, with
+    with ``solver_fallback``) the per-state engine. None when the GDL cannot be used, with
     ``result`` marked unchecked."""
     try:
         engine = _engine_covering(gdl, path, fluents)
@@ -403,31 +390,60 @@ def _evaluator(
             hint = " (leave out --no-solver-fallback)" if too_big else ""
             result.status, result.reason = UNCHECKED, f"GDL cannot be used: {e}{hint}"
             return None
-    asp = gdl.to_asp()
+        why = e
+    per_state = _per_state_engine(gdl, why)
     result.notes.append(
-        "compiled engine unavailable (grounding too big): checked by one clingo solve per example"
+        "compiled engine unavailable (grounding too big): checked by the per-state engine, one clingo "
+        "grounding per state" + (" (demand-driven)" if per_state.demand_driven else "")
     )
-    return _one_by_one(partial(evaluate_by_solving, asp)), _static_atoms_by_solving(gdl, asp)
+    return _one_by_one(per_state.evaluate), per_state.static_atoms
+
+
+def _per_state_engine(gdl: Game, error: Exception) -> PerStateEngine:
+    """The engine generation plays a game with when its whole grounding is too big
+    (`tasks.gdl.Game.play_engine`): one clingo grounding per state, demand-driven where even the
+    statics do not ground (mummymaze1p). One clingo solve of the plain rules per example grounds
+    every static relation in full each time: hours where this takes seconds."""
+    return PerStateEngine(gdl, STATE_SECONDS, why=str(error))
 
 
 def _compare_splits(
-    result: GameResult, dats: dict[tuple[str, str], tuple[Path, DatFile]], statics: set[str],
-    derive: _Derive, normal: Callable[[str], str],
-) -> None:  # fmt: skip
-    """Each split's statics section and examples against what the GDL derives; the first
-    disagreement of each split is kept."""
-    for sr in result.splits:
-        if (sr.target, sr.split) not in dats:
-            continue
-        file, dat = dats[sr.target, sr.split]
-        _compare_section(result, file.name, "statics", dat.statics, statics)
-        for i, ok, missing, extra in _compare_examples(dat, sr.target, derive, normal):
-            sr.examples += 1
-            sr.agree += ok
-            if not ok and sr.first is None:
-                atom, kind = (missing, "missing") if missing else (extra, "extra")
-                assert atom is not None, "a disagreeing example has a missing or an extra atom"
-                sr.first = Difference(file.name, i, atom, kind)
+    result: GameResult, files: dict[tuple[str, str], Path], unreadable: list[str], statics: set[str],
+    deriver: Callable[[], _Derive], normal: Callable[[str], str], on_file: Callable[[str], None] | None,
+) -> dict[tuple[str, str], list[str]]:  # fmt: skip
+    """Each split file's statics section and examples against what the GDL derives; the first
+    disagreement of each split is kept. Returns each file's ``atoms:`` section.
+
+    One file is held at a time, split by split (a fresh ``deriver()`` each): a split's legal, goal
+    and terminal files share their states, which are evaluated once and forgotten target by
+    target. A file that cannot be read is added to ``unreadable``.
+    """
+    sections: dict[tuple[str, str], list[str]] = {}
+    by_key = {(sr.target, sr.split): sr for sr in result.splits}
+    for split in SPLITS:
+        derive = deriver()
+        for target in TARGETS:
+            sr, file = by_key[target, split], files.get((target, split))
+            if file is None:
+                continue
+            if on_file is not None:
+                on_file(file.name)
+            try:
+                dat = read_dat(file)
+            except DatError as e:
+                sr.missing_file = str(e)
+                unreadable.append(str(e))
+                continue
+            sections[target, split] = dat.atoms
+            _compare_section(result, file.name, "statics", dat.statics, statics)
+            for i, ok, missing, extra in _compare_examples(dat, target, derive, normal):
+                sr.examples += 1
+                sr.agree += ok
+                if not ok and sr.first is None:
+                    atom, kind = (missing, "missing") if missing else (extra, "extra")
+                    assert atom is not None, "a disagreeing example has a missing or an extra atom"
+                    sr.first = Difference(file.name, i, atom, kind)
+    return sections
 
 
 def _verdict(result: GameResult, unreadable: list[str]) -> None:
@@ -444,25 +460,36 @@ def _verdict(result: GameResult, unreadable: list[str]) -> None:
         result.status = DATA_DEFECT
 
 
-def _deriver(evaluate_many: _EvaluateMany, gdl_input: Callable[[str], tuple[str, str]]) -> _Derive:
+def _deriver(
+    evaluate_many: _EvaluateMany, gdl_input: Callable[[str], tuple[str, str]], forget: bool = False
+) -> _Derive:
     """``derive(backgrounds, target)``: per example, the flattened target atoms the GDL derives,
     the examples not met before evaluated together (`tasks.gdl.Engine.evaluate_batch`) and
-    memoised: the same backgrounds recur, and legal/goal/terminal share theirs."""
+    memoised: the same backgrounds recur, and legal/goal/terminal share theirs.
+
+    ``forget``: a state's atoms of ``target`` are dropped once returned (a later call for the same
+    target evaluates again), so the memo holds only what other targets have still to ask for: a
+    split's legal atoms can run to millions.
+    """
     flat: dict[str, str] = {}
     derived_cache: dict[tuple[str, ...], dict[str, list[str]]] = {}
 
     def derive(backgrounds: list[list[str]], target: str) -> list[set[str]]:
         keys = [tuple(sorted(b)) for b in backgrounds]
-        todo = list(dict.fromkeys(k for k in keys if k not in derived_cache))
+        todo = list(dict.fromkeys(k for k in keys if target not in derived_cache.get(k, {})))
         evaluated = evaluate_many([_state_and_moves(k, gdl_input) for k in todo])
-        derived_cache.update(zip(todo, evaluated, strict=True))
+        for key, atoms_of in zip(todo, evaluated, strict=True):
+            derived_cache[key] = {t: atoms_of.get(t, []) for t in TARGETS} | atoms_of
         out = []
         for key in keys:
-            atoms = derived_cache[key].get(target, [])
+            atoms = derived_cache[key][target]
             for a in atoms:
                 if a not in flat:
                     flat[a] = flatten(a)
             out.append({flat[a] for a in atoms})
+        if forget:
+            for key in dict.fromkeys(keys):
+                del derived_cache[key][target]
         return out
 
     return derive
@@ -574,7 +601,7 @@ def _try_correction(
     result: GameResult,
     game: str,
     path: Path,
-    dats: dict[tuple[str, str], tuple[Path, DatFile]],
+    files: dict[tuple[str, str], Path],
     gdl_input: Callable[[str], tuple[str, str]],
 ) -> None:
     """Re-check a target's examples under the game's known data-defect correction, if it has one.
@@ -587,7 +614,7 @@ def _try_correction(
     correction = correction_for(game)
     if correction is None:
         return
-    splits = [s for s in result.splits if s.target == correction.target and (s.target, s.split) in dats]
+    splits = [s for s in result.splits if s.target == correction.target and (s.target, s.split) in files]
     if all(s.agree == s.examples for s in splits):
         result.notes.append(f"its known data-defect correction is not needed: {correction.diagnosis}")
         return
@@ -596,20 +623,16 @@ def _try_correction(
             warnings.simplefilter("ignore", GDLWarning)
             text = correction.apply(path.read_text())
             fixed = Game.from_text(text, name=path.stem, base_dir=path.parent)
+        dats = {s.split: read_dat(files[s.target, s.split]) for s in splits}  # (small published games)
         fluents = {
-            f
-            for s in splits
-            for b, _ in dats[s.target, s.split][1].examples
-            for k, f in map(gdl_input, b)
-            if k == "true"
+            f for dat in dats.values() for b, _ in dat.examples for k, f in map(gdl_input, b) if k == "true"
         }
         derive = _deriver(_engine_covering(fixed, path, fluents, text).evaluate_batch, gdl_input)
-    except (CorrectionError, GDLError, ValueError, RuntimeError) as e:
+    except (CorrectionError, GDLError, ValueError, RuntimeError) as e:  # DatError is a ValueError
         result.notes.append(f"the known data-defect correction cannot be applied: {e}")
         return
     outcome = {
-        s.split: [ok for _, ok, _, _ in _compare_examples(dats[s.target, s.split][1], s.target, derive)]
-        for s in splits
+        s.split: [ok for _, ok, _, _ in _compare_examples(dats[s.split], s.target, derive)] for s in splits
     }
     if not all(all(oks) for oks in outcome.values()):
         bad = sum(not ok for oks in outcome.values() for ok in oks)
@@ -686,8 +709,8 @@ class GDLExamples:
     ``next``, ...) the GDL derives from its background (dataset atoms; only ``true*``/``does*``
     are read); ``normal(atom)`` spells a dataset atom as ``derive`` does (see
     `_proposition_normal`); ``how`` says which evaluator: the compiled engine (in batches,
-    `tasks.gdl.Engine.evaluate_batch`), or one clingo solve per example where the whole game does
-    not ground within the engine's bound.
+    `tasks.gdl.Engine.evaluate_batch`), or the per-state engine (one clingo grounding per state,
+    `tasks.gdl.perstate`) where the whole game does not ground within the engine's bound.
     """
 
     derive: _Derive
@@ -716,8 +739,8 @@ def gdl_examples(path: Path, atoms: Iterable[str], text: str | None = None) -> G
     except (GDLError, ValueError, RuntimeError) as e:
         if not _too_big_to_compile(e):
             raise
-        evaluate_many = _one_by_one(partial(evaluate_by_solving, gdl.to_asp()))
-        how = "one clingo solve per example"
+        evaluate_many = _one_by_one(_per_state_engine(gdl, e).evaluate)
+        how = "the per-state engine (one clingo grounding per state)"
     derive_inputs = _deriver(evaluate_many, gdl_input)
 
     def derive(backgrounds: list[list[str]], target: str) -> list[set[str]]:

@@ -303,8 +303,9 @@ class EngineModel:
     with) grounds the game once and answers an example in about a millisecond. Its agreement with
     clingo is checked apart (docs/gdl.md; ``reference_model``'s clingo path stays the model's
     program and is what the tests compare on the published games). A game whose whole grounding
-    is past the engine's bound is evaluated by one clingo solve per example
-    (:func:`tasks.oracle.gdl_examples`), so the reference never depends on the engine compiling.
+    is past the engine's bound is evaluated by the per-state engine that generated its data, one
+    clingo grounding per state (:func:`tasks.oracle.gdl_examples`), so the reference never
+    depends on the engine compiling.
     """
 
     name = "reference"

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -381,11 +384,25 @@ def check(
     solver_fallback: bool = typer.Option(
         True,
         "--solver-fallback/--no-solver-fallback",
-        help="Check a game whose grounding exceeds the engine's bound by one clingo solve per example "
-        "(slow, noted in its detail) instead of leaving it unchecked.",
+        help="Check a game whose grounding exceeds the engine's bound with the per-state engine (one "
+        "clingo grounding per state, noted in its detail) instead of leaving it unchecked.",
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Exit 3 when a game is a known data defect (and nothing worse)."
+    ),
+    jobs: int = typer.Option(
+        1,
+        "--jobs",
+        "-j",
+        min=1,
+        help="Games checked at once, each in its own process (a game that crashes or runs out of "
+        "memory is then unchecked, alone). 1: one after another in this process.",
+    ),
+    memory_per_game: str | None = typer.Option(
+        None,
+        "--memory-per-game",
+        help="With --jobs > 1: resident-memory cap per game (e.g. 8GiB; default: 90% of this "
+        "machine's memory over --jobs).",
     ),
 ) -> None:
     """Evaluate each game's GDL on every published example and compare with the positives.
@@ -394,19 +411,19 @@ def check(
     GDL, or a missing file); 0 if every game agrees or is a diagnosed defect of the published data
     (status data-defect, its diagnosis printed; with --strict those exit 3).
     """
-    from tasks.oracle import AGREE, STATUSES, check_game, exit_code
+    from tasks.oracle import AGREE, STATUSES, exit_code
 
     try:
         ds = _open(dataset)
         names = [g.strip() for g in games.split(",") if g.strip()] if games else ds.games()
         names = [resolve_game(g, ds.games(), _where(dataset, ds)) for g in names]  # any case, suggestions
-        results = []
         with _bar(as_json) as progress:
             bar = progress.add_task("checking", total=len(names))
-            for g in names:
-                progress.update(bar, description=f"checking {g}")
-                results.append(check_game(ds, g, solver_fallback=solver_fallback))
-                progress.advance(bar)
+            results = _check_games(
+                ds, names, solver_fallback, jobs, _memory_cap(memory_per_game, None, jobs) if jobs > 1 else None,
+                on_start=lambda g: progress.update(bar, description=f"checking {g}"),
+                on_done=lambda g: progress.advance(bar),
+            )  # fmt: skip
     except _input_errors() + (UnknownName,) as e:
         raise OrchError(str(e).strip("'\"")) from None
     code = exit_code(results, strict=strict)
@@ -437,6 +454,56 @@ def check(
     console.print(table)
     console.print(", ".join(f"{n} {s}" for s, n in tally.items() if n))
     raise typer.Exit(code)
+
+
+@dataclass(frozen=True)
+class _CheckOne:
+    """One game's oracle check as a supervised child's work (picklable: children are spawned, as
+    the check runs from a thread pool)."""
+
+    root: str
+    game: str
+    solver_fallback: bool
+
+    def __call__(self, i: int, send: Callable[[Any], None]) -> tuple[str, Any]:
+        from tasks.iggp import Dataset
+        from tasks.oracle import check_game
+
+        return "ok", check_game(Dataset(self.root), self.game, solver_fallback=self.solver_fallback)
+
+
+def _check_games(ds, names: list[str], solver_fallback: bool, jobs: int, memory_cap: int | None,
+                 on_start, on_done) -> list:  # fmt: skip
+    """Each game's `tasks.oracle.GameResult`, in ``names``' order: one after another in this
+    process (``jobs`` 1), else ``jobs`` at a time, each in a supervised child under ``memory_cap``;
+    a child that fails (an error, out of memory, killed) makes its game ``unchecked``, with why."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from procs.supervise import run_one
+    from tasks.oracle import UNCHECKED, GameResult, check_game
+
+    def one(game: str) -> GameResult:
+        on_start(game)
+        if jobs == 1:
+            result = check_game(ds, game, solver_fallback=solver_fallback)
+        else:
+            out = run_one(
+                _CheckOne(ds.root, game, solver_fallback), math.inf, memory_cap, start_method="spawn"
+            )
+            if out.kind == "ok":
+                result = out.payload
+            else:
+                why = out.last_line() if out.kind in ("error", "oom") else out.died()[1]
+                result = GameResult(
+                    game, status=UNCHECKED, reason=f"the check's process failed ({out.kind}): {why}"
+                )
+        on_done(game)
+        return result
+
+    if jobs == 1:
+        return [one(g) for g in names]
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, names))
 
 
 @games_app.command("probe")

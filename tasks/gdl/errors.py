@@ -49,7 +49,7 @@ class GroundingLimit(GDLError):
     @property
     def timed_out(self) -> bool:
         """The bound on time ran out (not memory, not a crash): what the engine cache remembers
-        and what one clingo solve per example gets around (`tasks.oracle`)."""
+        and what the per-state engine gets around (`tasks.oracle`)."""
         return self.msg.startswith(TIMED_OUT)
 
 

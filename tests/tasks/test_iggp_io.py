@@ -9,7 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks.iggp import Dataset, DatError, DatFile, UnknownGame, read_dat, task_from_dats, write_dat
+from tasks.iggp import (
+    Dataset,
+    DatError,
+    DatFile,
+    UnknownGame,
+    background_atoms,
+    read_dat,
+    task_from_dats,
+    write_dat,
+)
 from tasks.signature import SignatureError, parse_typ
 from tasks.task import SPLITS, TARGETS, parse_atom
 
@@ -137,6 +146,20 @@ def test_published_files_round_trip(iggp_dir, tmp_path, name):
     if src.read_bytes().endswith(b"\n"):
         assert filecmp.cmp(src, tmp_path / name, shallow=False)
     assert read_dat(tmp_path / name) == read_dat(src)
+
+
+@pytest.mark.parametrize("name", ["tictactoe_next_train.dat", "lightboard_goal_train.dat"])
+def test_background_atoms_are_those_read_dat_reads_in_backgrounds(iggp_dir, tmp_path, name):
+    src = iggp_dir / "data" / "train" / name
+    dat = read_dat(src)
+    assert background_atoms(src) == {a for b, _ in dat.examples for a in b}
+    assert not background_atoms(src) & (set(dat.atoms) | set(dat.statics)) - {
+        a for b, _ in dat.examples for a in b
+    }
+    broken = tmp_path / name  # lenient: a truncated file gives what it has, read_dat names the error
+    broken.write_text(src.read_text()[: len(src.read_text()) // 2])
+    assert background_atoms(broken) <= background_atoms(src)
+    assert background_atoms(tmp_path / "missing.dat") == set()
 
 
 def test_signature_regenerates_published_atoms(iggp_dir):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -187,6 +188,80 @@ def test_a_missing_file_makes_the_game_partial(generated: Path) -> None:
     result = check_game(Dataset(generated), "race")
     assert result.status == PARTIAL and "race_legal_train.dat" in result.reason
     assert result.counts()["legal"]["examples"] > 0  # validate and test were still checked
+
+
+def test_a_malformed_file_makes_the_game_partial_naming_it(generated: Path) -> None:
+    path = generated / "data" / "test" / "race_next_test.dat"
+    path.write_text(path.read_text()[:-5])  # truncated
+    result = check_game(Dataset(generated), "race")
+    assert result.status == PARTIAL and "race_next_test.dat" in result.reason and "truncated" in result.reason
+    assert result.counts()["next"]["examples"] > 0  # train and validate were still checked
+
+
+def test_the_check_holds_one_file_at_a_time(generated: Path) -> None:
+    """A generated game's files can hold gigabytes: they are read and compared one by one, split
+    by split, never all at once (the check of sudoku's 1.4 GB held 10 GB resident)."""
+    held: list[int] = []
+    order: list[str] = []
+
+    def on_file(name: str) -> None:
+        order.append(name)
+        held.append(sum(isinstance(o, DatFile) for o in gc.get_objects()))
+
+    result = check_game(Dataset(generated), "race", on_file=on_file)
+    assert result.status == AGREE and len(order) == 12
+    assert max(held) <= 1, held
+    assert [n.rsplit("_", 1)[1] for n in order] == ["train.dat"] * 4 + ["validate.dat"] * 4 + ["test.dat"] * 4
+
+
+def test_a_forgetting_deriver_evaluates_again_what_it_forgot(generated: Path) -> None:
+    from tasks.gdl import Game
+    from tasks.oracle import _deriver, _engine_covering, _input_reader, _own_relations, gdl_examples
+
+    path = generated / "games" / "race.txt"
+    backgrounds = [b for b, _ in read_dat(generated / "data" / "train" / "race_legal_train.dat").examples]
+    states = len({tuple(sorted(b)) for b in backgrounds})
+    plain = gdl_examples(path, {a for b in backgrounds for a in b}).derive  # memoises everything
+    game = Game.from_file(path)
+    gdl_input = _input_reader(_own_relations(game.relations))
+    engine = _engine_covering(
+        game, path, {t for b in backgrounds for k, t in map(gdl_input, b) if k == "true"}
+    )
+    evaluated: list[int] = []
+
+    def evaluate_many(examples):  # the real engine, counting the states it is given
+        evaluated.append(len(examples))
+        return engine.evaluate_batch(examples)
+
+    derive = _deriver(evaluate_many, gdl_input, forget=True)
+    assert derive(backgrounds, "legal") == plain(backgrounds, "legal")
+    assert derive(backgrounds, "goal") == plain(backgrounds, "goal")  # from the memo
+    assert sum(evaluated) == states
+    assert derive(backgrounds, "legal") == plain(backgrounds, "legal")  # forgotten: evaluated again
+    assert sum(evaluated) == 2 * states
+
+
+def test_cli_check_in_parallel_processes_agrees_and_a_failed_process_is_unchecked(generated: Path) -> None:
+    runner = CliRunner()
+    args = ["games", "check", "--dataset", str(generated), "--json"]
+    alone = runner.invoke(app, args)
+    parallel = runner.invoke(app, [*args, "--jobs", "2"])
+    assert alone.exit_code == parallel.exit_code == 0, parallel.output
+    assert json.loads(parallel.stdout)["games"] == json.loads(alone.stdout)["games"]
+    starved = runner.invoke(app, [*args, "--jobs", "2", "--memory-per-game", "20MiB"])
+    assert starved.exit_code == 2, starved.output  # unchecked, alone: the command itself goes on
+    (game,) = json.loads(starved.stdout)["games"]
+    assert game["status"] == UNCHECKED and "the check's process failed (oom)" in game["reason"]
+
+
+def test_a_game_too_big_to_compile_is_checked_by_the_per_state_engine(generated: Path, monkeypatch) -> None:
+    import tasks.gdl.engine
+
+    monkeypatch.setattr(tasks.gdl.engine, "GROUND_SECONDS", 0.0)  # no whole grounding fits
+    result = check_game(Dataset(generated), "race")
+    assert result.status == AGREE and any("per-state engine" in n for n in result.notes), result.notes
+    assert all(s.examples > 0 and s.agree == s.examples for s in result.splits)
+    assert check_game(Dataset(generated), "race", solver_fallback=False).status == UNCHECKED
 
 
 def test_typo_in_a_game_name_suggests_close_matches(generated: Path) -> None:

@@ -305,11 +305,11 @@ def test_the_engine_route_is_perfect_on_published_games(iggp_dir, monkeypatch, g
             assert pool(counts.values()).perfect, (game, target, split)
 
 
-def test_a_game_the_engine_cannot_ground_in_time_is_predicted_by_clingo_per_example(
+def test_a_game_the_engine_cannot_ground_in_time_is_predicted_by_the_per_state_engine(
     mini_dataset, monkeypatch
 ):
-    """Past the engine's grounding bound the engine route evaluates one clingo solve per example
-    (what ``orch games check`` falls back to as well): still perfect."""
+    """Past the engine's grounding bound the engine route evaluates with the per-state engine, one
+    clingo grounding per state (what ``orch games check`` falls back to as well): still perfect."""
     import tasks.gdl.engine
     from learners.ilp import reference
 
@@ -317,6 +317,6 @@ def test_a_game_the_engine_cannot_ground_in_time_is_predicted_by_clingo_per_exam
     monkeypatch.setattr(tasks.gdl.engine, "GROUND_SECONDS", 0.0)
     task = Dataset(mini_dataset).load_task("mini", "next")
     model = make_learner("reference").fit(task, Budget(60))
-    assert isinstance(model, reference.EngineModel) and "one clingo solve per example" in model.describe()
+    assert isinstance(model, reference.EngineModel) and "the per-state engine" in model.describe()
     for split, per_predicate in evaluate(model, task, SPLITS).items():
         assert pool(per_predicate.values()).perfect, split
