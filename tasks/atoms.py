@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 __all__ = ["format_atom", "parse_atom", "predicate_of"]
 
 _ATOM = re.compile(r"^\s*([^\s(),]+)\s*(?:\((.*)\))?\s*$")  # any KIF symbol (docs/gdl.md)
 
 
+@lru_cache(maxsize=1 << 18)
 def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:
     """Split a flattened atom ``p(a, b)`` into ``("p", ("a", "b"))``; ``terminal()`` gives ``("terminal", ())``.
 
-    Flattened IGGP atoms have only constant arguments, so a split on commas is exact.
+    Flattened IGGP atoms have only constant arguments, so a split on commas is exact. Memoised
+    (a bounded cache, some 50 MB when full): a learner reads a task's background vocabulary in
+    several stages (bias, coverage, seeds, concepts), and on a generated task of 200,000 atoms
+    the parses alone took 6 s of a 10 s budget (checkers `goal`).
     """
     m = _ATOM.match(text)
     if not m:
