@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from tasks import arrays
+
 # the atom helpers live below this module (tasks.atoms); re-exported, as learners import them here
 from tasks.atoms import format_atom as format_atom
 from tasks.atoms import parse_atom as parse_atom
@@ -281,7 +283,7 @@ class Task:
         """
         parts = [np.asarray(self.statics, dtype=np.int64)]
         parts += [s.background.indices.astype(np.int64) for s in self.splits.values()]
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        return arrays.union(parts)
 
     def static_atoms(self) -> list[str]:
         return [self.background_atoms.names[i] for i in self.statics]

@@ -26,6 +26,7 @@ import clingo
 import numpy as np
 
 from learners.ilp.meter import Meter
+from tasks import arrays
 
 MIN_CONFLICTS = 200
 """Counting work, a clingo call may use at least this many conflicts (a cover problem needs a few
@@ -215,14 +216,14 @@ def _compact(keys: list[np.ndarray]) -> list[np.ndarray]:
     """Each key array as indices into the sorted union of all of them."""
     if not any(len(k) for k in keys):
         return [np.zeros(0, dtype=np.int64) for _ in keys]
-    union = np.unique(np.concatenate(keys))
+    union = arrays.unique(np.concatenate(keys))
     return [np.searchsorted(union, k) for k in keys]
 
 
 def _partial_score(rules: Sequence[ScoredRule], ids: list[int], n_pos: int, n_neg: int) -> tuple[float, int]:
     """Training balanced accuracy of the rules ``ids``, then fewer literals."""
-    tp = len(np.unique(np.concatenate([rules[i].pos for i in ids]))) if ids else 0
-    fp = len(np.unique(np.concatenate([rules[i].neg for i in ids]))) if ids else 0
+    tp = len(arrays.union([rules[i].pos for i in ids]))
+    fp = len(arrays.union([rules[i].neg for i in ids]))
     tpr = tp / n_pos if n_pos else 1.0
     tnr = 1 - fp / n_neg if n_neg else 1.0
     return (tpr + tnr) / 2, -sum(rules[i].length for i in ids)

@@ -20,6 +20,7 @@ import numpy as np
 
 from learners.ilp.bias import NEQ, OFFSET, Clause, Literal, is_integer
 from learners.ilp.relations import Column, Table, TooLarge, join, pack, semi
+from tasks import arrays
 from tasks.task import Split, Task, Vocabulary, parse_atom
 
 __all__ = ["Facts", "Targets", "TooLarge", "extend", "derive", "evaluate_clause", "facts_for", "targets_for"]
@@ -215,7 +216,7 @@ class Targets:
 
 def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray | None = None) -> Targets:
     vocab = _parsed(task.target_atoms, constants)
-    cand = np.unique(np.asarray(split.candidates, dtype=np.int64))
+    cand = arrays.unique(np.asarray(split.candidates, dtype=np.int64))
     arity = len(parse_atom(task.target_atoms.names[0])[1]) if len(task.target_atoms) else 0
     cols: dict[Column, np.ndarray] = {("a", j): vocab.args[cand, j] for j in range(arity)}
     cols["atom"] = cand
@@ -224,7 +225,7 @@ def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray
     is_cand = np.zeros(len(task.target_atoms), dtype=bool)
     is_cand[cand] = True
     keep = is_cand[pos.col]
-    keys = np.unique(pos.row[keep].astype(np.int64) * len(task.target_atoms) + pos.col[keep])
+    keys = arrays.unique(pos.row[keep].astype(np.int64) * len(task.target_atoms) + pos.col[keep])
     return Targets(Table(cols, len(cand)), len(task.target_atoms), keys, rows)
 
 
@@ -484,13 +485,13 @@ class _GroupPrep:
             pk = prep.bound_key([pos.cols[v] for v in bound], pos.n)
         else:
             ck, pk = pack([cand.cols[v] for v in bound], [[pos.cols[v] for v in bound]])
-        prep.cvals = np.unique(ck)
+        prep.cvals = arrays.unique(ck)
         prep.pos_dense = np.searchsorted(prep.cvals, pk)
         prep.pos_group = pos.cols["ex"] * len(prep.cvals) + prep.pos_dense
         groups, prep.group_id = np.unique(prep.pos_group, return_inverse=True)
         prep.n_groups = len(groups)
         prep.wanted_rows = wanted[_row_ids(targets.positive_table, pos)]
-        prep.n_wanted = max(len(np.unique(prep.group_id[prep.wanted_rows])), 1)
+        prep.n_wanted = max(len(arrays.unique(prep.group_id[prep.wanted_rows])), 1)
         prep.n_neg = max(facts.n * len(prep.cvals) - prep.n_groups, 1)
         if not radix:
             return cls(True)  # (rare) cannot look bodies up by key: treat as unscorable

@@ -23,6 +23,7 @@ import numpy as np
 
 from learners.ilp.coverage import Targets
 from learners.ilp.program import asp_atom
+from tasks import arrays
 from tasks.task import Task, parse_atom
 
 
@@ -50,7 +51,7 @@ def defaults_for(task: Task) -> Defaults | None:
     if not parsed[0][1]:
         return None  # a 0-ary target has no value (its complement is learned instead)
     train = task.split("train")
-    cand = np.unique(np.asarray(train.candidates, dtype=np.int64))
+    cand = arrays.unique(np.asarray(train.candidates, dtype=np.int64))
     if train.n_examples == 0 or len(cand) < 2:
         return None
     keys: dict[tuple, int] = {}
@@ -63,7 +64,7 @@ def defaults_for(task: Task) -> Defaults | None:
     # exactly one value per (example, key): as many pairs as examples x keys, none twice (a dense
     # count over examples x keys would take gigabytes on a big board: hallway, 3 GiB)
     codes = rows * len(keys) + key_of[cols]
-    if len(codes) != train.n_examples * len(keys) or len(np.unique(codes)) != len(codes):
+    if len(codes) != train.n_examples * len(keys) or len(arrays.unique(codes)) != len(codes):
         return None  # some example holds no value or several for a key
     held = np.bincount(cols, minlength=len(names))
     rules, atoms = [], []

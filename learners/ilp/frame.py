@@ -47,6 +47,7 @@ from learners.ilp.bias import NEQ, Bias, Clause, Literal
 from learners.ilp.coverage import Facts, Targets, TooLarge, _literal_table, _with_examples, body_table
 from learners.ilp.meter import Meter
 from learners.ilp.relations import Table, join, pack
+from tasks import arrays
 
 MAX_CANDIDATES = 8000
 """Candidate literals tested per base at least (each is one semi-join over the base's rows)."""
@@ -387,7 +388,7 @@ def _pruned(rows: _Rows, is_pos: np.ndarray, chosen: list[int]) -> list[int]:
 
 def _sample(ex: np.ndarray, n: int, max_rows: int = SAMPLE_ROWS, least: int = MIN_SAMPLE) -> np.ndarray:
     """Indices of the rows whose example is one of the examples `_draw` keeps."""
-    examples = np.unique(ex)
+    examples = arrays.unique(ex)
     per_example = np.bincount(np.searchsorted(examples, ex), minlength=len(examples))
     chosen = _draw(per_example, n, max_rows, least)
     if len(chosen) == len(examples):

@@ -13,13 +13,12 @@ from learners.ilp.bias import Clause
 from learners.ilp.cover import ScoredRule
 from learners.ilp.coverage import Facts, Targets, TooLarge, evaluate_clause
 from learners.metrics import balanced_accuracy
+from tasks import arrays
 
 
 def union(keys: list[np.ndarray]) -> np.ndarray:
     """The sorted union of key arrays (empty for none)."""
-    if not keys:
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(np.concatenate(keys))
+    return arrays.union(keys)
 
 
 def covered(rules: list[ScoredRule]) -> np.ndarray:

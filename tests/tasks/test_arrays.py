@@ -1,0 +1,27 @@
+"""tasks.arrays: numpy's set results on integer arrays, computed by sorting."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from tasks import arrays
+
+int_arrays = hnp.arrays(
+    st.sampled_from([np.int64, np.int32, np.uint8]), st.integers(0, 60), elements=st.integers(0, 40)
+)
+
+
+@given(int_arrays)
+def test_unique_is_numpys(values):
+    got = arrays.unique(values)
+    assert got.dtype == values.dtype and np.array_equal(got, np.unique(values))
+
+
+@given(st.lists(int_arrays, max_size=5))
+def test_union_is_numpys(parts):
+    got = arrays.union([p.astype(np.int64) for p in parts])
+    want = np.unique(np.concatenate([p.astype(np.int64) for p in parts])) if parts else np.zeros(0, np.int64)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
