@@ -82,7 +82,7 @@ def bool_csr(rows: Sequence[Sequence[int]] | Sequence[np.ndarray], n_cols: int) 
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     cols: list[np.ndarray] = []
     for i, r in enumerate(rows):
-        c = np.unique(np.asarray(r, dtype=np.int64))
+        c = arrays.unique(np.asarray(r, dtype=np.int64))
         cols.append(c)
         indptr[i + 1] = indptr[i] + len(c)
     indices = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
