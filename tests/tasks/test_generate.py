@@ -157,6 +157,17 @@ def test_a_target_with_too_many_candidate_atoms_is_excluded_and_never_written(co
             f"too-many-atoms: {size:,} candidate atoms (> 12); not written"
         ]
     assert not game.targets["next"]["excluded"] or "too-many" not in game.targets["next"]["excluded"][0]
+    # the oracle check knows the rule: the targets left out are not missing files
+    from tasks.iggp import Dataset
+    from tasks.oracle import AGREE, check_game
+
+    result = check_game(Dataset(tmp_path / "out"), Dataset(tmp_path / "out").games()[0])
+    assert result.status == AGREE, result.summary()
+    assert sorted(n.split()[0] for n in result.notes if "not generated (too-many-atoms" in n) == [
+        "goal",
+        "legal",
+    ]
+    assert set(result.counts()) == {"next", "terminal"}
 
 
 def test_the_signature_tests_membership_without_enumerating(counter) -> None:
