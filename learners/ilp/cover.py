@@ -216,7 +216,7 @@ def _compact(keys: list[np.ndarray]) -> list[np.ndarray]:
     """Each key array as indices into the sorted union of all of them."""
     if not any(len(k) for k in keys):
         return [np.zeros(0, dtype=np.int64) for _ in keys]
-    union = arrays.unique(np.concatenate(keys))
+    union = arrays.union(keys)
     return [np.searchsorted(union, k) for k in keys]
 
 

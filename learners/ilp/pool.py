@@ -13,12 +13,7 @@ from learners.ilp.bias import Clause
 from learners.ilp.cover import ScoredRule
 from learners.ilp.coverage import Facts, Targets, TooLarge, evaluate_clause
 from learners.metrics import balanced_accuracy
-from tasks import arrays
-
-
-def union(keys: list[np.ndarray]) -> np.ndarray:
-    """The sorted union of key arrays (empty for none)."""
-    return arrays.union(keys)
+from tasks.arrays import union
 
 
 def covered(rules: list[ScoredRule]) -> np.ndarray:
