@@ -32,10 +32,10 @@ DEVICE=$($PY -c "import torch; print('cuda' if torch.cuda.is_available() else 'c
 [ "$DEVICE" = "cpu" ] && DRY=1
 if [ "$DRY" = 1 ]; then
     DEVICE=cpu TRAIN=200 TRAIN_MANY=200 TEST=50 REPEATS=1 JOBS=2 BUDGET=3 BUDGET_TRAIN=300
-    SUITE=(--train 200 --valid 40 --test 40) EPOCHS=2 RAY_CPUS=2 RUN_BUDGET=3s
+    SUITE=(--train 200 --valid 40 --test 40) EPOCHS=2 RAY_CPUS=2 RUN_BUDGET=3s MPS_CPUS=2
 else
     TRAIN=4000 TRAIN_MANY=2000 TEST=400 REPEATS=3 JOBS=8 BUDGET=10 BUDGET_TRAIN=2000
-    SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=10 RAY_CPUS=$(($(nproc) / 3)) RUN_BUDGET=5s
+    SUITE=(--train 2000 --valid 400 --test 400) EPOCHS=10 RAY_CPUS=$(($(nproc) / 3)) RUN_BUDGET=5s MPS_CPUS=8
 fi
 status=0
 ONLY=${GPU_CHECK_ONLY:-}  # a regular expression: run only the steps whose names match (a short rerun)
@@ -96,6 +96,22 @@ gnn-gat-egat on graphlog: rule_0 ($RUN_BUDGET per predicate), all three at once"
 step "bar: the sweep's rows, and the rerun's test accuracies" 30 \
     $PY bench/gpu_bar.py sweep "$WORK/sweep1" --rerun "$WORK/sweep2"
 step "bar: the run's rows" 30 $PY bench/gpu_bar.py run "$WORK/run"
+# ... and one sweep of 8 jobs at 1/8 of the GPU each under a private MPS daemon (--mps): its rows,
+# the compute apps the driver saw while it ran (under MPS: nvidia-cuda-mps-server only), and no MPS
+# process left after it.
+if command -v nvidia-cuda-mps-control > /dev/null; then  # NVIDIA's driver utilities
+    step "bar: orch graphlog sweep --mps (8 jobs at 1/8 GPU each)" 150 bash -c "
+        ( while sleep 1; do nvidia-smi --query-compute-apps=process_name --format=csv,noheader; done ) \
+            > $WORK/apps.txt 2>&1 &
+        sampler=\$!
+        $ORCH graphlog sweep $WORK/suite --setups supervised --models gat-egat,param-rgcn --seeds 0,1 \
+            --worlds rule_0,rule_1 --epochs $EPOCHS --num-cpus $MPS_CPUS --gpus-per-job 1/8 --mps --json \
+            --store $WORK/sweep-mps > $WORK/sweep-mps.json 2> $WORK/sweep-mps.err
+        rc=\$?; kill \$sampler; tail -n 5 $WORK/sweep-mps.err
+        echo 'compute apps seen while it ran:'; sort $WORK/apps.txt | uniq -c
+        echo \"MPS processes left after it: \$(pgrep -c nvidia-cuda-mps || true)\"; exit \$rc"
+    step "bar: the MPS sweep's rows" 30 $PY bench/gpu_bar.py sweep "$WORK/sweep-mps"
+fi
 
 # 3. What lifts the figures: MPS (the processes' kernels side by side instead of in turns) and
 #    torch.compile (fewer, fused kernels, captured in the same graphs); eager steps for reference.

@@ -36,9 +36,18 @@ def gpu_memory_estimate_option() -> Any:
     )
 
 
-def gpu_options(share: str | None, cap: str | None, estimate: str) -> dict:
-    """``--gpus-per-job``, ``--gpu-memory-per-job`` and ``--gpu-memory-estimate`` as SweepOptions
-    fields; a bad value is a SweepError naming the flag."""
+def mps_option() -> Any:
+    return typer.Option(
+        False,
+        "--mps",
+        help="Run a private NVIDIA MPS daemon for the local Ray, so GPU jobs sharing a card run side "
+        "by side instead of in turns.",
+    )
+
+
+def gpu_options(share: str | None, cap: str | None, estimate: str, mps: bool = False) -> dict:
+    """``--gpus-per-job``, ``--gpu-memory-per-job``, ``--gpu-memory-estimate`` and ``--mps`` as
+    SweepOptions fields; a bad value is a SweepError naming the flag."""
     from orchestrator.scheduling.gpushare import parse_share
     from orchestrator.scheduling.sweep import SweepError, parse_bytes
 
@@ -50,4 +59,5 @@ def gpu_options(share: str | None, cap: str | None, estimate: str) -> dict:
         "gpus_per_job": gpus_per_job,
         "gpu_memory_per_job": parse_bytes(cap) if cap else None,
         "gpu_memory_estimate": None if estimate.strip().lower() == "none" else parse_bytes(estimate),
+        "mps": mps,
     }

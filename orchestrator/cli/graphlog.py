@@ -32,6 +32,7 @@ from orchestrator.cli.gpuflags import (
     gpu_memory_estimate_option,
     gpu_memory_per_job_option,
     gpus_per_job_option,
+    mps_option,
 )
 from orchestrator.cli.output import console as pipe_console
 from orchestrator.durations import budget_option
@@ -372,6 +373,7 @@ def sweep_cmd(
     gpus_per_job: str | None = gpus_per_job_option(),
     gpu_memory_per_job: str | None = gpu_memory_per_job_option(),
     gpu_memory_estimate: str = gpu_memory_estimate_option(),
+    mps: bool = mps_option(),
     rerun: bool = typer.Option(False, "--rerun", help="Run stored jobs again (newer rows supersede older)."),
     as_json: bool = typer.Option(False, "--json", help="Print rows and summary as JSON, no progress."),
 ) -> None:
@@ -392,7 +394,7 @@ def sweep_cmd(
         budget or 0.0,  # the sweep's spec (and job ids) spell "no limit" as 0.0
     )  # fmt: skip
     try:
-        gpu = gpu_options(gpus_per_job, gpu_memory_per_job, gpu_memory_estimate)
+        gpu = gpu_options(gpus_per_job, gpu_memory_per_job, gpu_memory_estimate, mps)
         results = ResultStore(store)
         jobs, result = run_graphlog_sweep(spec, results, rerun=rerun, address=address, num_cpus=num_cpus,
                                           max_retries=max_retries, progress=make_progress(as_json), **gpu)  # fmt: skip

@@ -22,6 +22,7 @@ from orchestrator.cli.gpuflags import (
     gpu_memory_per_job_option,
     gpu_options,
     gpus_per_job_option,
+    mps_option,
 )
 from orchestrator.cli.preflight import check_applicability, check_requirements, runnable_tasks
 from orchestrator.cli.sweeps import (
@@ -99,6 +100,7 @@ def run(
     gpus_per_job: str | None = gpus_per_job_option(),
     gpu_memory_per_job: str | None = gpu_memory_per_job_option(),
     gpu_memory_estimate: str = gpu_memory_estimate_option(),
+    mps: bool = mps_option(),
     store: str = typer.Option(DEFAULT_STORE, "--store", help="Store directory or URI."),
     sweep: str | None = typer.Option(None, "--sweep", help="Sweep name (default: derived from the job ids)."),
     address: str | None = typer.Option(
@@ -138,6 +140,7 @@ class RunRequest:
     gpus_per_job: str | None = None
     gpu_memory_per_job: str | None = None
     gpu_memory_estimate: str = "4GiB"
+    mps: bool = False
     store: str = DEFAULT_STORE
     sweep: str | None = None
     address: str | None = None
@@ -207,7 +210,7 @@ def _plan(req: RunRequest) -> _Plan:
         budget_s = require_limit(req.budget)
         memory = parse_bytes(req.memory_per_job) if req.memory_per_job else None
         estimate = None if req.memory_estimate.strip().lower() == "none" else parse_bytes(req.memory_estimate)
-        gpu = gpu_options(req.gpus_per_job, req.gpu_memory_per_job, req.gpu_memory_estimate)
+        gpu = gpu_options(req.gpus_per_job, req.gpu_memory_per_job, req.gpu_memory_estimate, req.mps)
         # cheap, so before a dataset that may be slow to open; names come back in canonical case
         learner_names = list(validate_learners(split_names(req.learners)))
     except SweepError as e:

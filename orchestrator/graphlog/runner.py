@@ -193,13 +193,15 @@ def run_graphlog_sweep(
     gpus_per_job: float | None = None,
     gpu_memory_per_job: int | None = None,
     gpu_memory_estimate: int | None = DEFAULT_GPU_MEMORY_ESTIMATE,
+    mps: bool = False,
 ) -> tuple[list[Job], SweepResult]:
     """Plan ``spec`` and run the jobs the store lacks (all with ``rerun``) through the one scheduler.
 
     Returns the planned jobs and what happened. Ctrl-C (or SIGTERM) stops cleanly: finished jobs
     are stored, and the same command resumes. A job stored by an orch before schema version 2
     (under ``graphlog/``) counts as stored. The ``gpu*`` arguments size each job's share of a GPU
-    and its GPU memory cap (:mod:`orchestrator.scheduling.gpushare`; defaults from stored peaks).
+    and its GPU memory cap (:mod:`orchestrator.scheduling.gpushare`; defaults from stored peaks);
+    ``mps`` runs a private MPS daemon for a local Ray (:mod:`orchestrator.scheduling.mps`).
     """
     jobs = plan_jobs(spec)
     todo = jobs
@@ -211,6 +213,7 @@ def run_graphlog_sweep(
         "graphlog-" + sweep_name(jobs).removeprefix("sweep-"), max_retries=max_retries, eval_timeout_s=eval_timeout_s,
         rerun=rerun, address=address, num_cpus=num_cpus, runner=GraphLogRunner, spec=settings,
         gpus_per_job=gpus_per_job, gpu_memory_per_job=gpu_memory_per_job, gpu_memory_estimate=gpu_memory_estimate,
+        mps=mps,
     )  # fmt: skip
     result = run_sweep(todo, store, options, progress)
     result.planned, result.skipped = len(jobs), result.skipped + len(jobs) - len(todo)

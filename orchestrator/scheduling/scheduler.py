@@ -58,6 +58,7 @@ from orchestrator.scheduling.actorpool import (
     stored_peaks,
 )
 from orchestrator.scheduling.jobqueue import JobQueue
+from orchestrator.scheduling.mps import mps_daemon
 from orchestrator.scheduling.raysession import SchedulerError, ray_session
 from orchestrator.scheduling.recorder import Recorder
 from orchestrator.scheduling.sweep import Job
@@ -325,8 +326,12 @@ def run_sweep(
         progress.end(result)
         return result
     where = f"the Ray cluster at {options.address}" if options.address else "a local Ray"
-    notify(progress, "starting", f"starting {where}")
-    with ray_session(options.address, options.num_cpus) as ray:
+    with contextlib.ExitStack() as running:
+        mps = running.enter_context(mps_daemon(options.mps, local=options.address is None))
+        if mps:
+            notify(progress, "starting", mps)
+        notify(progress, "starting", f"starting {where}")
+        ray = running.enter_context(ray_session(options.address, options.num_cpus))
         sched = _Scheduler(ray, todo, attempts, store, options, progress)
         notify(progress, "starting", "starting the workers")
         try:

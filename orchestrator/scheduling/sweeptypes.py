@@ -35,6 +35,8 @@ class SweepOptions:
     """GPU memory cap per job in bytes (None: the job's share of the card)."""
     gpu_memory_estimate: int | None = DEFAULT_GPU_MEMORY_ESTIMATE
     """GPU memory a job is assumed to need when its learner has no stored ``peak_gpu``."""
+    mps: bool = False
+    """Start a private NVIDIA MPS daemon for a local Ray (:mod:`orchestrator.scheduling.mps`)."""
     eval_timeout_s: float = 600.0
     retry_failed: bool = False
     retry_timeouts: bool = False

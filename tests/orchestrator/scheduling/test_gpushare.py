@@ -118,8 +118,8 @@ def test_unknown_card_falls_back_and_says_so() -> None:
 def test_nvidia_smi_output_and_cli_values() -> None:
     assert parse_memory_totals("81559\n143771\n") == 81559 << 20  # the smallest card
     assert parse_memory_totals("") is None and parse_memory_totals("No devices were found") is None
-    assert gpu_options("1/4", "6GiB", "none") == {
-        "gpus_per_job": 0.25, "gpu_memory_per_job": 6 * GIB, "gpu_memory_estimate": None,
+    assert gpu_options("1/4", "6GiB", "none", mps=True) == {
+        "gpus_per_job": 0.25, "gpu_memory_per_job": 6 * GIB, "gpu_memory_estimate": None, "mps": True,
     }  # fmt: skip
     with pytest.raises(SweepError, match="--gpus-per-job"):
         gpu_options("2", None, "4GiB")
