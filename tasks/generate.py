@@ -42,7 +42,7 @@ from tasks.gdl.perstate import PerStateEngine
 from tasks.gdl.types import infer_signature, signature_text
 from tasks.iggp import DatFile, write_dat
 from tasks.quality import target_verdict, too_many_atoms
-from tasks.signature import Signature, parse_typ
+from tasks.signature import Signature, parse_typ, with_nullary_compounds
 from tasks.task import SPLITS, TARGETS, format_atom
 
 #: Split proportions, train : validate : test.
@@ -245,10 +245,12 @@ def extract(
     known = {t: set(a) for t, a in atoms.items()}
     fluent_ok, does_ok = signature.produces("true"), signature.produces("does")
     statics = dataset_statics(engine.static_atoms, engine.game)
-    flat_true = [flatten(f"true({f})") for f in engine.fluents]
-    flat_next = [flatten(f"next({f})") for f in engine.fluents]
+    nullary = signature.nullary  # zero-arity compounds, flattened into the predicate as IGGP did
+    flat_true = [flatten(f"true({f})", nullary) for f in engine.fluents]
+    flat_next = [flatten(f"next({f})", nullary) for f in engine.fluents]
     flat_does = [
-        [flatten(f"does({r},{m})") for m in ms] for r, ms in zip(engine.roles, engine.moves, strict=True)
+        [flatten(f"does({r},{m})", nullary) for m in ms]
+        for r, ms in zip(engine.roles, engine.moves, strict=True)
     ]
 
     def check(flat: list[str], allowed: Callable[[str], bool], what: str) -> list[str]:
@@ -271,7 +273,9 @@ def extract(
             for target in ("goal", "legal", "terminal"):
                 if target in files:
                     pos = sorted(
-                        check([flatten(a) for a in derived[target]], known[target].__contains__, target)
+                        check(
+                            [flatten(a, nullary) for a in derived[target]], known[target].__contains__, target
+                        )
                     )
                     files[target][split_of[key]].examples.append((b, pos))
     for (key, joint), nxt in playouts.transitions.items():
@@ -326,6 +330,8 @@ def generate_game(
         signature = infer_signature(engine.game.rules, atoms, str(game_file))
     else:
         signature = parse_typ(types_file)
+    # (next (gameOver)) is written next_gameOver(), as IGGP's generator did (tasks.gdl.terms.flatten)
+    signature = with_nullary_compounds(signature, game_file)
     files = extract(engine, signature, playouts, seed)
     counts: dict[str, dict[str, int]] = {}
     for target, by_split in files.items():

@@ -137,9 +137,23 @@ def to_symbol(t: GTerm) -> clingo.Symbol:
     return clingo.String(name)
 
 
-def flatten(atom: str) -> str:
-    """``true(cell(1,2,x))`` -> ``true_cell(1, 2, x)``; ``terminal`` -> ``terminal()`` (module doc)."""
+def flatten(atom: str, nullary: frozenset[str] = frozenset()) -> str:
+    """``true(cell(1,2,x))`` -> ``true_cell(1, 2, x)``; ``terminal`` -> ``terminal()`` (module doc).
+
+    ``nullary``: constants the game's GDL writes as zero-arity compounds, ``(next (gameOver))``
+    (`tasks.signature.nullary_compounds`). GDL reads ``(gameOver)`` as the constant, but the IGGP
+    generator merged it into the predicate like any compound: ``next(gameOver)`` ->
+    ``next_gameOver()`` in the last argument of true/next/init/base and legal/does/input.
+    """
     name, args = parse_ground(atom)
+    if (
+        nullary
+        and args
+        and not args[-1][1]
+        and args[-1][0] in nullary
+        and _FLATTENED_PREFIX.get(name) == len(args) - 1
+    ):
+        name, args = f"{name}_{args[-1][0]}", args[:-1]
     while args and args[-1][1]:
         inner_name, inner_args = args[-1]
         name, args = f"{name}_{inner_name}", args[:-1] + inner_args

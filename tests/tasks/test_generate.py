@@ -182,3 +182,32 @@ def test_the_signature_tests_membership_without_enumerating(counter) -> None:
     assert not signature.produces("does")("does_bump(alice, 7)")  # 7 is no int of the signature
     assert not signature.produces("does")("does_bump(alice)")  # wrong arity
     assert not signature.produces("true")("true_score(1)")  # no such shape
+
+
+# The counter game with a proposition written as a zero-arity compound, as some GGP authors do:
+# ``(over)`` is the constant ``over`` in GDL; IGGP's generator wrote it ``true_over()``/``next_over()``.
+OVER_GDL = (
+    COUNTER_GDL
+    + """
+(<= (next (over)) (true (count 3)))
+(<= (next (over)) (true (over)))
+"""
+)
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["given .typ", "inferred .typ"])
+def test_zero_arity_compounds_are_spelled_as_iggp(tmp_path: Path, typed: bool) -> None:
+    gdl, typ = tmp_path / "over.txt", tmp_path / "over.typ"
+    gdl.write_text(OVER_GDL)
+    typ.write_text(COUNTER_TYP + "over :: prop.\n")
+    out = tmp_path / "out"
+    generate_game(gdl, typ if typed else None, out, episodes=60, steps=20, seed=0)
+    nxt = read_dat(out / "data" / "train" / "over_next_train.dat")
+    assert "next_over()" in nxt.atoms and "next(over)" not in nxt.atoms
+    terminal = read_dat(out / "data" / "train" / "over_terminal_train.dat")  # over holds at the end only
+    backgrounds = {a for dat in (nxt, terminal) for b, _ in dat.examples for a in b}
+    positives = {a for _, p in nxt.examples for a in p}
+    assert "true_over()" in backgrounds and "next_over()" in positives
+    assert not {"true(over)", "next(over)"} & (backgrounds | positives)
+    result = check_game(Dataset(out), "over")  # atoms sections included
+    assert result.status == AGREE, result.summary()

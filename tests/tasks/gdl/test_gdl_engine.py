@@ -213,6 +213,23 @@ def test_flatten_matches_the_dataset_convention():
         assert unflatten(flat) == gdl
     with pytest.raises(ValueError, match="not the last argument"):
         flatten("next(at(pos(1,2),k))")
+
+
+def test_zero_arity_compounds_flatten_into_the_predicate_as_iggp_did():
+    """``(next (gameOver))`` is ``next(gameOver)`` to GDL; IGGP wrote ``next_gameOver()``."""
+    nullary = frozenset({"gameOver", "noop"})
+    cases = {
+        "next(gameOver)": "next_gameOver()",
+        "true(gameOver)": "true_gameOver()",
+        "legal(black,noop)": "legal_noop(black)",
+        "does(black,noop)": "does_noop(black)",
+        "goal(black,gameOver)": "goal(black, gameOver)",  # not a flattened position
+        "next(cell(1,gameOver))": "next_cell(1, gameOver)",  # an argument, not the fluent
+        "true(p)": "true(p)",
+    }
+    for gdl, flat in cases.items():
+        assert flatten(gdl, nullary) == flat
+        assert unflatten(flat) == gdl
     assert unflatten("next_to(a, b)", relations={"next_to"}) == "next_to(a,b)"
 
 
