@@ -120,6 +120,8 @@ class IlaspLearner:
     settings: Settings = field(default_factory=Settings)
     name: str = "ilasp"
     profile: Profile = field(default_factory=Profile)
+    _validated: dict[tuple[int, str], float] = field(default_factory=dict, repr=False, compare=False)
+    """Validate scores of this fit's programs (`_validate_ba`), keyed by task and program text."""
 
     def fit(
         self, task: Task, budget: Budget, report: Report = ignore_report, seed: int | None = None
@@ -128,6 +130,7 @@ class IlaspLearner:
         ``goal`` and ``terminal`` over the concept library too, on demand (`_with_concepts`)."""
         meter = Meter.of(budget, self.settings.max_work)
         seed = SEED if seed is None else seed
+        self._validated = {}  # tasks of this fit only: their ids are not reused while it runs
         started = meter.now()
         task, bounded = data_bound.within(task, self.settings.data_atoms, seed)
         if bounded:  # every program this fit reports (a timeout keeps the last) says it
@@ -177,13 +180,13 @@ class IlaspLearner:
         if meter.left() < meter.units(MIN_REFIT_SECONDS):
             return learned, False
         rest = meter.share(REFIT_SHARE)
-        first_ba = _validate_ba(task, learned.program)
+        first_ba = self._validate_ba(task, learned.program)
         if learned.program.status == "complete" and first_ba == 1.0:
             return learned, False
         kept = self._second_try(
             lambda: second(rest),
             learned,
-            lambda program: _validate_ba(task, program) > first_ba,
+            lambda program: self._validate_ba(task, program) > first_ba,
             what,
             report,
         )
@@ -211,7 +214,7 @@ class IlaspLearner:
         pooled = task.pooled_train()
         if pooled is None or meter.left() < max(took, meter.units(MIN_REFIT_SECONDS)):
             return learned
-        if _validate_ba(task, model) == 1.0:
+        if self._validate_ba(task, model) == 1.0:
             return learned
         rest = meter.share(REFIT_SHARE)
         return self._second_try(
@@ -238,6 +241,18 @@ class IlaspLearner:
         second.program.note += f"; {what}"
         report(second.program)
         return Learned(second.program, profile)
+
+    def _validate_ba(self, task: Task, model: LearnedProgram) -> float:
+        """Balanced accuracy on the validate split through the one evaluation path (train BA without
+        one). Memoised per fit: each on-demand step asks for the standing program's score again,
+        and on a big task one clingo evaluation of validate takes seconds outside the meter."""
+        if "validate" not in task.splits:
+            return model.train_ba
+        key = (id(task), model.text)
+        if key not in self._validated:
+            counts = evaluate(model, task, ["validate"])["validate"].values()
+            self._validated[key] = pool_counts(counts).balanced_accuracy
+        return self._validated[key]
 
     def _learn(self, task: Task, base: Mode, meter: Meter, seed: int, report: Report) -> Learned:
         """Learn the target; a 0-ary target (``terminal``) may also be learned as its complement,
@@ -268,13 +283,6 @@ class IlaspLearner:
             lambda m: learn(task, settings, other, m, seed, ignore_report), what, report,
         )  # fmt: skip
         return learned
-
-
-def _validate_ba(task: Task, model: LearnedProgram) -> float:
-    """Balanced accuracy on the validate split through the one evaluation path (train BA without one)."""
-    if "validate" not in task.splits:
-        return model.train_ba
-    return pool_counts(evaluate(model, task, ["validate"])["validate"].values()).balanced_accuracy
 
 
 @register(

@@ -201,3 +201,24 @@ def test_a_split_past_the_data_bound_is_learned_from_a_seeded_sample_of_whole_ex
     assert _test_ba(model, task) == 1.0, model.rules()  # the rules are in a quarter of the data too
     assert "(data bound)" in model.describe() and all("(data bound)" in m.describe() for m in reported)
     assert "data bound" not in IlaspLearner().fit(task, Budget(30)).describe()
+
+
+def test_a_program_is_scored_on_validate_once_per_fit(monkeypatch):
+    """Each on-demand step (complement, defaults, concepts, refit) asks for the standing program's
+    validate score; the clingo evaluation behind it runs once per program and task."""
+    import learners.ilp.ilasp as ilasp_module
+
+    calls: list[tuple[int, str]] = []
+    real = ilasp_module.evaluate
+
+    def counted(model, task, splits):
+        calls.append((id(task), model.text))
+        return real(model, task, splits)
+
+    monkeypatch.setattr(ilasp_module, "evaluate", counted)
+    learner, task = IlaspLearner(), lights_task("terminal")
+    program = LearnedProgram("terminal :- true_on(a).", status="complete", iterations=1, train_ba=1.0)
+    first = learner._validate_ba(task, program)
+    assert learner._validate_ba(task, program) == first and len(calls) == 1
+    learner.fit(task, Budget(20))
+    assert len(calls) == len(set(calls))
