@@ -26,9 +26,11 @@ from orchestrator.scheduling.gpushare import (
     GpuShare,
     choose_share,
     gpu_actor_count,
+    jobs_per_gpu,
     local_gpu_memory,
     ray_share,
 )
+from orchestrator.scheduling.mps import sharing_note
 from orchestrator.scheduling.sweep import Job
 from orchestrator.scheduling.sweeptypes import Progress, SweepOptions, notify
 from orchestrator.scheduling.worker import JobLimits
@@ -200,7 +202,9 @@ class ActorPool:
         want_gpu = 0
         if self.has_gpu and self.gpu is not None:
             want_gpu = gpu_actor_count(gpus, self.gpu.share, self.cap(), left.get("gpu", 0))
-            notify(self.progress, "starting", self.gpu.describe())
+            local = self.options.address is None
+            note = sharing_note(jobs_per_gpu(self.gpu.share), self.options.mps, local)
+            notify(self.progress, "starting", self.gpu.describe() + note)
         want_cpu = min(max(self.cap() - want_gpu, 1), left.get("cpu", 0))
         for shape, n in (("gpu", want_gpu), ("cpu", want_cpu)):
             for _ in range(n):

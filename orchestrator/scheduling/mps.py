@@ -46,6 +46,15 @@ def running_daemon(env: dict[str, str] | None = None) -> Path | None:
     return pipe if (pipe / "control").exists() else None
 
 
+def sharing_note(jobs_per_gpu: int, mps: bool, local: bool) -> str:
+    """What the sweep's start output adds about MPS: on a local Ray whose GPU jobs share a card
+    with no MPS daemon, that they will take turns, and the flag that changes it ("" otherwise; on
+    a cluster the driver cannot see the nodes' daemons)."""
+    if jobs_per_gpu <= 1 or mps or not local or running_daemon() is not None:
+        return ""
+    return "; no MPS daemon, so jobs on one GPU take turns (--mps runs them side by side)"
+
+
 @contextmanager
 def mps_daemon(enabled: bool, local: bool = True) -> Iterator[str | None]:
     """With ``enabled``, an MPS control daemon for the duration (see the module docstring); yields

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.scheduling.mps import LOG_ENV, PIPE_ENV, MpsError, mps_daemon, running_daemon
+from orchestrator.scheduling.mps import LOG_ENV, PIPE_ENV, MpsError, mps_daemon, running_daemon, sharing_note
 
 FAKE_CONTROL = """\
 #!/usr/bin/env bash
@@ -153,3 +153,16 @@ def test_the_daemon_dies_with_a_killed_driver(fake_control):
         time.sleep(0.1)
     assert not _alive(pid)
     shutil.rmtree(pipe.parent, ignore_errors=True)  # a killed driver cannot remove its folders
+
+
+def test_the_start_output_says_when_jobs_sharing_a_gpu_will_take_turns(fake_control, tmp_path, monkeypatch):
+    note = sharing_note(8, mps=False, local=True)
+    assert "take turns" in note and "--mps" in note
+    assert sharing_note(1, mps=False, local=True) == ""  # one job per GPU: nothing to share
+    assert sharing_note(8, mps=True, local=True) == ""
+    assert sharing_note(8, mps=False, local=False) == ""  # a cluster's nodes: not visible from here
+    pipe = tmp_path / "node-mps"
+    pipe.mkdir()
+    (pipe / "control").touch()
+    monkeypatch.setenv(PIPE_ENV, str(pipe))
+    assert sharing_note(8, mps=False, local=True) == ""  # the node's daemon serves them
