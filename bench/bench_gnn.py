@@ -270,26 +270,28 @@ def run_jobs(spec: dict, world, concurrent: int) -> list[dict]:
     tmp = tempfile.NamedTemporaryFile(prefix="bench_gnn_world_", suffix=".pkl", delete=False)
     with tmp:
         tmp.write(pickle.dumps(world, protocol=pickle.HIGHEST_PROTOCOL))
-    procs = [
-        ctx.Process(target=throughput_job, args=(spec, tmp.name, barrier, out, i), daemon=True)
-        for i in range(concurrent)
-    ]
-    spec["launched"] = time.time()  # pickled into each job at its start
-    for p in procs:
-        p.start()
-    results: list[dict] = []
-    while len(results) < concurrent:
-        try:
-            results.append(out.get(timeout=1.0))
-        except queue.Empty:
-            dead = [i for i, p in enumerate(procs) if p.exitcode not in (None, 0)]
-            if dead:  # the others would wait at the barrier for ever
-                raise RuntimeError(
-                    f"throughput job(s) {dead} exited with {[procs[i].exitcode for i in dead]}"
-                ) from None
-    for p in procs:
-        p.join()
-    Path(tmp.name).unlink(missing_ok=True)
+    try:
+        procs = [
+            ctx.Process(target=throughput_job, args=(spec, tmp.name, barrier, out, i), daemon=True)
+            for i in range(concurrent)
+        ]
+        spec["launched"] = time.time()  # pickled into each job at its start
+        for p in procs:
+            p.start()
+        results: list[dict] = []
+        while len(results) < concurrent:
+            try:
+                results.append(out.get(timeout=1.0))
+            except queue.Empty:
+                dead = [i for i, p in enumerate(procs) if p.exitcode not in (None, 0)]
+                if dead:  # the others would wait at the barrier for ever
+                    raise RuntimeError(
+                        f"throughput job(s) {dead} exited with {[procs[i].exitcode for i in dead]}"
+                    ) from None
+        for p in procs:
+            p.join()
+    finally:  # also when a job died: no world file left behind
+        Path(tmp.name).unlink(missing_ok=True)
     return results
 
 

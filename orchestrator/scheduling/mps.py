@@ -39,10 +39,9 @@ class MpsError(SchedulerError):
     not come up); the message says which."""
 
 
-def running_daemon(env: dict[str, str] | None = None) -> Path | None:
+def running_daemon() -> Path | None:
     """The pipe folder of an MPS control daemon this process's CUDA clients would reach, if any."""
-    env = dict(os.environ) if env is None else env
-    pipe = Path(env.get(PIPE_ENV) or DEFAULT_PIPE)
+    pipe = Path(os.environ.get(PIPE_ENV) or DEFAULT_PIPE)
     return pipe if (pipe / "control").exists() else None
 
 
