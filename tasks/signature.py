@@ -139,7 +139,7 @@ class Signature:
         """``len(self.ground(relation))``, counted without writing one atom (a product of domains)."""
         total = 0
         for _, types, _ in self._flat_shapes(self.relation(relation)):
-            total += math.prod(len(self.constants(t)) for t in types)
+            total += math.prod(len(self._plain_constants(t)) for t in types)
         return total
 
     def produces(self, relation: str) -> Callable[[str], bool]:
@@ -147,7 +147,7 @@ class Signature:
         an inferred signature can be too big to hold: a product of every argument's domain)."""
         shapes: dict[str, list[list[set[str]]]] = {}
         for name, types, _ in self._flat_shapes(self.relation(relation)):
-            shapes.setdefault(name, []).append([set(self.constants(t)) for t in types])
+            shapes.setdefault(name, []).append([set(self._plain_constants(t)) for t in types])
 
         def test(atom: str) -> bool:
             name, args = parse_atom(atom)
@@ -163,7 +163,7 @@ class Signature:
         atoms: list[str] = []
         shapes = sorted(self._flat_shapes(self.relation(relation)), key=lambda s: s[2])
         for name, types, _ in shapes:
-            domains = [self.constants(t) for t in types]
+            domains = [self._plain_constants(t) for t in types]
             for combo in itertools.product(*reversed(domains)):
                 atoms.append(f"{name}({', '.join(reversed(combo))})")
         return atoms
@@ -197,7 +197,9 @@ class Signature:
             yield name, types, "\0".join(key_parts)
 
     def _plain_constants(self, type_: str) -> list[str]:
-        """Constants of ``type_`` that stay arguments (not the :attr:`nullary` ones)."""
+        """Constants of ``type_`` that stay arguments: not the :attr:`nullary` ones, which are
+        predicate suffixes only (``next_gameOver()``; a ``next(gameOver)`` beside it would be a
+        second, always-false spelling of the same fluent, as the published files never have)."""
         consts = self.constants(type_)
         return [c for c in consts if c not in self.nullary] if self.nullary else consts
 

@@ -186,11 +186,13 @@ def test_the_signature_tests_membership_without_enumerating(counter) -> None:
 
 # The counter game with a proposition written as a zero-arity compound, as some GGP authors do:
 # ``(over)`` is the constant ``over`` in GDL; IGGP's generator wrote it ``true_over()``/``next_over()``.
+# ``marked``, a fluent of the same type written as a plain constant, stays ``next(marked)``.
 OVER_GDL = (
     COUNTER_GDL
     + """
 (<= (next (over)) (true (count 3)))
 (<= (next (over)) (true (over)))
+(<= (next marked) (true (count 2)))
 """
 )
 
@@ -199,11 +201,12 @@ OVER_GDL = (
 def test_zero_arity_compounds_are_spelled_as_iggp(tmp_path: Path, typed: bool) -> None:
     gdl, typ = tmp_path / "over.txt", tmp_path / "over.typ"
     gdl.write_text(OVER_GDL)
-    typ.write_text(COUNTER_TYP + "over :: prop.\n")
+    typ.write_text(COUNTER_TYP + "over, marked :: prop.\n")
     out = tmp_path / "out"
     generate_game(gdl, typ if typed else None, out, episodes=60, steps=20, seed=0)
     nxt = read_dat(out / "data" / "train" / "over_next_train.dat")
-    assert "next_over()" in nxt.atoms and "next(over)" not in nxt.atoms
+    assert "next_over()" in nxt.atoms and "next(marked)" in nxt.atoms
+    assert "next(over)" not in nxt.atoms  # one spelling per fluent: never a second, always-false one
     terminal = read_dat(out / "data" / "train" / "over_terminal_train.dat")  # over holds at the end only
     backgrounds = {a for dat in (nxt, terminal) for b, _ in dat.examples for a in b}
     positives = {a for _, p in nxt.examples for a in p}
