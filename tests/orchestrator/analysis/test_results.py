@@ -371,3 +371,31 @@ def test_the_oracle_never_counts_as_solving_a_ggp_game(tmp_path):
     text = ggp_docs.render(ggp, tmp_path / "no-iggp")
     assert "| reference | 60s | GGP | 1 | 100.0% | 1/1 |" in text and "| reference | 60s | IGGP |" not in text
     assert "solves any kept target perfectly (1 of 1): g." in text
+
+
+def test_a_sampled_ggp_file_is_marked_and_compared_on_its_own_games(tmp_path):
+    """`ilasp` at 60 s on a sample beside 10 s on every game: the 10 s file is also given on the sample."""
+    from orchestrator.analysis import ggp_docs
+
+    ggp = tmp_path / "ggp"
+    ggp.mkdir()
+    games = [{"game": g, "status": "ok", "error": None, "engine": "compiled", "roles": ["a"], "fluents": 3,
+              "distinct_states": 40, "distinct_transitions": 90, "terminal_episodes": 10,
+              "targets": {"next": {"kept": True, "excluded": []}}} for g in ("g", "h")]  # fmt: skip
+    (ggp / "manifest.json").write_text(json.dumps({"games": games}))
+    store = ResultStore(tmp_path / "s")
+
+    def job(game: str, budget: float, counts: tuple) -> object:
+        extra = {"all_false": {"test_tp": 0, "test_fp": 0, "test_tn": 3, "test_fn": 1}}
+        tp, fp, tn, fn = counts
+        return row(f"{game}{budget}", game=game, target="next", predicate="next_a", learner="ilasp",
+                   budget_s=budget, extra=extra, test_tp=tp, test_fp=fp, test_tn=tn, test_fn=fn)  # fmt: skip
+
+    perfect, half = (1, 0, 3, 0), (0, 0, 3, 1)
+    store.write([job("g", 10.0, half), job("h", 10.0, perfect), job("g", 60.0, perfect)])
+    export(store, ggp, commit="abc")
+    text = ggp_docs.render(ggp, tmp_path / "no-iggp")
+    assert "| ilasp | 10s | GGP | 2 | 75.0% | 1/2 |" in text
+    assert "| ilasp | 10s | GGP, the 60s sample | 1 | 50.0% | 0/1 |" in text
+    assert "| ilasp | 60s | GGP, 1-game sample | 1 | 100.0% | 1/1 |" in text
+    assert "the 10s sample" not in text  # a file on every game has no sample of its own
