@@ -245,6 +245,46 @@ def test_iggp_gnn_on_a_hand_made_task():
     assert model.learning_curve and "valid_acc" in model.learning_curve[-1]
 
 
+def test_iggp_gnn_graph_links_each_fact_to_its_arguments_in_order():
+    """A fact atom (arity 0 or 3+) is a node, linked to its i-th argument by edge type (p, i)
+    both ways, argument by argument: the vectorised batch builder must keep this exact graph."""
+    from learners.gnn.iggp import Encoding, _graph_batch
+
+    task = _toggle_task(n_train=2, n_eval=2)
+    enc = Encoding.of(task)
+    train = task.splits["train"]
+    g = _graph_batch(enc, task, train, np.arange(2), "cpu")
+    C, E = len(enc.constants), enc.n_edge_types
+    c = enc.constants
+    expected_src, expected_dst = [], []
+    fact_nodes, n = [], 0
+    for i in range(2):
+        base = n
+        n += C
+        atoms = np.union1d(train.background_of(i), task.statics)
+        names = [task.background_atoms.names[a] for a in atoms]
+        for name in names:  # binary atoms: a -> b and its reverse, forward edges first
+            if name == "wire(a, b)":
+                expected_src += [base + c["a"]]
+                expected_dst += [base + c["b"]]
+        for name in names:
+            if name == "wire(a, b)":
+                expected_src += [base + c["b"]]
+                expected_dst += [base + c["a"]]
+        for name in names:
+            if name in ("cell(1, 2, a)", "tick()"):
+                node = n
+                n += 1
+                fact_nodes.append(node)
+                for arg in ["1", "2", "a"] if name.startswith("cell") else []:
+                    expected_src += [base + c[arg], node]
+                    expected_dst += [node, base + c[arg]]
+    assert g["n"] == n and g["fact_node"].tolist() == fact_nodes
+    assert g["edge_index"][0].tolist() == expected_src and g["edge_index"][1].tolist() == expected_dst
+    cell = g["edge_type"].tolist()[-6:]  # the last example's cell(1, 2, a): three argument positions
+    assert cell[1::2] == [t + E for t in cell[0::2]] and len(set(cell[0::2])) == 3
+
+
 def test_cli_train_supervised_json(tmp_path):
     from typer.testing import CliRunner
 
