@@ -245,6 +245,34 @@ def test_iggp_gnn_on_a_hand_made_task():
     assert model.learning_curve and "valid_acc" in model.learning_curve[-1]
 
 
+def test_iggp_gnn_reports_its_first_checkpoint_before_validating_it_on_a_bounded_sample(monkeypatch):
+    """A job killed while its first checkpoint is validated still holds a model, and a validation
+    pass reads at most VALIDATE_AT_MOST examples (a fixed sample: the same rows every epoch)."""
+    import learners.gnn.iggp as gnn_iggp
+
+    monkeypatch.setattr(gnn_iggp, "VALIDATE_AT_MOST", 10)
+    validated: list[bytes] = []
+    predict = gnn_iggp.IGGPGNNModel.predict
+
+    def recording_predict(self, task, split):
+        validated.append(split.background.toarray().tobytes())
+        return predict(self, task, split)
+
+    monkeypatch.setattr(gnn_iggp.IGGPGNNModel, "predict", recording_predict)
+    task = _toggle_task(n_eval=16)
+    at_report: list[tuple[float, int, str]] = []  # (valid_bacc, predict calls, describe) at each report
+    make_learner("gnn-iggp-d16-e3").fit(
+        task, Budget(120), lambda m: at_report.append((m.valid_bacc, len(validated), m.describe()))
+    )
+    assert np.isnan(at_report[0][0]) and at_report[0][1] == 0, "first report came after validation"
+    assert "before its validation" in at_report[0][2]
+    assert len(at_report) >= 2 and all(not np.isnan(b) for b, _, _ in at_report[1:])
+    assert len(validated) == 3 and len(set(validated)) == 1
+    whole = task.splits["validate"].background.toarray()
+    sample = np.frombuffer(validated[0], dtype=whole.dtype).reshape(-1, whole.shape[1])
+    assert len(sample) == 10 and {r.tobytes() for r in sample} <= {r.tobytes() for r in whole}
+
+
 def test_iggp_gnn_graph_links_each_fact_to_its_arguments_in_order():
     """A fact atom (arity 0 or 3+) is a node, linked to its i-th argument by edge type (p, i)
     both ways, argument by argument: the vectorised batch builder must keep this exact graph."""
