@@ -9,7 +9,7 @@ Each example's background (plus the statics) becomes one relational graph:
 * any other arity (0, 3, ...) becomes a *fact node* of type p, linked to its i-th argument by an
   edge of type (p, i) (and its reverse).
 
-An R-GCN runs over the graph; a target atom ``q(c1, ..., ck)`` is scored by an MLP on
+An R-GCN (PyG's, evaluated edge by edge: learners.gnn.rgcn) runs over the graph; a target atom ``q(c1, ..., ck)`` is scored by an MLP on
 ``[h_c1 .. h_ck (zero-padded); embedding(q); mean of all nodes]``; the loss is class-balanced
 binary cross-entropy over the split's candidate atoms, and a prediction is ``sigmoid > 0.5``.
 The best model on the validation split (balanced accuracy) is checkpointed and reported. Two rules
@@ -170,7 +170,8 @@ def _graph_batch(enc: Encoding, task: Task, split: Split, idx: np.ndarray, devic
 def _net(enc: Encoding, dim: int, layers: int):
     import torch
     from torch import nn
-    from torch_geometric.nn import RGCNConv
+
+    from learners.gnn.rgcn import EdgePlan, EdgeRGCNConv
 
     class IGGPNet(nn.Module):
         t_pred: torch.Tensor  # buffers (register_buffer below)
@@ -184,7 +185,7 @@ def _net(enc: Encoding, dim: int, layers: int):
             self.fact = nn.Embedding(enc.n_fact_types, dim)
             self.tpred = nn.Embedding(enc.n_target_preds, dim)
             R = 2 * enc.n_edge_types
-            self.convs = nn.ModuleList(RGCNConv(dim, dim, R, num_bases=min(R, 8)) for _ in range(layers))
+            self.convs = nn.ModuleList(EdgeRGCNConv(dim, dim, R, num_bases=min(R, 8)) for _ in range(layers))
             A = enc.target_args.shape[1]
             self.score = nn.Sequential(nn.Linear((A + 2) * dim, dim), nn.ReLU(), nn.Linear(dim, 1))
             self.register_buffer("t_pred", torch.as_tensor(enc.target_pred))
@@ -197,8 +198,9 @@ def _net(enc: Encoding, dim: int, layers: int):
             h[const_nodes] = self.const.weight.repeat(B, 1)
             h = h.index_add(0, g["label_node"], self.label(g["label_id"]))
             h[g["fact_node"]] = self.fact(g["fact_type"])
+            plan = EdgePlan.of(g["edge_index"], g["edge_type"], self.convs[0].num_relations)
             for conv in self.convs:
-                h = torch.relu(conv(h, g["edge_index"], g["edge_type"]) + h)
+                h = torch.relu(conv(h, g["edge_index"], g["edge_type"], plan) + h)
             hc = h[const_nodes].view(B, C, dim)
             graph = torch.zeros(B, dim, device=h.device)
             owner = torch.bucketize(torch.arange(g["n"], device=h.device), g["const_base"], right=True) - 1

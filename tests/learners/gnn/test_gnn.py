@@ -273,6 +273,28 @@ def test_iggp_gnn_reports_its_first_checkpoint_before_validating_it_on_a_bounded
     assert len(sample) == 10 and {r.tobytes() for r in sample} <= {r.tobytes() for r in whole}
 
 
+@pytest.mark.parametrize("num_bases", [None, 3])
+def test_edge_rgcn_conv_is_pygs_rgcn_conv(num_bases):
+    """The same outputs and gradients as PyG's RGCNConv on a graph with repeated edges, isolated
+    nodes and relations without edges."""
+    import torch
+    from torch_geometric.nn import RGCNConv
+
+    from learners.gnn.rgcn import EdgeRGCNConv
+
+    torch.manual_seed(0)
+    conv = EdgeRGCNConv(8, 5, 6, num_bases=num_bases)
+    x = torch.randn(30, 8, requires_grad=True)
+    edge_index = torch.randint(0, 25, (2, 120))  # nodes 25..29 isolated
+    edge_type = torch.randint(0, 4, (120,))  # relations 4 and 5 have no edge
+    ours = conv(x, edge_index, edge_type)
+    (g_ours,) = torch.autograd.grad(ours.square().sum(), x)
+    pygs = RGCNConv.forward(conv, x, edge_index, edge_type)
+    (g_pygs,) = torch.autograd.grad(pygs.square().sum(), x)
+    assert torch.allclose(ours, pygs, atol=1e-5) and torch.allclose(g_ours, g_pygs, atol=1e-4)
+    assert ours.abs().sum() > 0
+
+
 def test_iggp_gnn_graph_links_each_fact_to_its_arguments_in_order():
     """A fact atom (arity 0 or 3+) is a node, linked to its i-th argument by edge type (p, i)
     both ways, argument by argument: the vectorised batch builder must keep this exact graph."""
