@@ -9,6 +9,15 @@ Each example's background (plus the statics) becomes one relational graph:
 * any other arity (0, 3, ...) becomes a *fact node* of type p, linked to its i-th argument by an
   edge of type (p, i) (and its reverse).
 
+The statics (the game's fixed facts: adjacency, arithmetic tables, ...) are the same in every
+example and, on generated games, most of the graph: pacman2p's 4,320 static fact atoms against 83
+state atoms per example. Static *fact nodes* are therefore not copied into each example: they form
+one static graph (with the constants, the static labels and the static binary edges), run through
+the same layers once per batch, and what they send into the constants at each layer (their own edge
+types, (p, i, static)) is added to every example's constants. So a static fact sees the statics
+only, not the state; static binary edges and labels stay in each example, where state messages flow
+along them (adjacency, succ). Each example's readout mean is over its own nodes.
+
 An R-GCN (PyG's, evaluated edge by edge: learners.gnn.rgcn) runs over the graph; a target atom ``q(c1, ..., ck)`` is scored by an MLP on
 ``[h_c1 .. h_ck (zero-padded); embedding(q); mean of all nodes]``; the loss is class-balanced
 binary cross-entropy over the split's candidate atoms, and a prediction is ``sigmoid > 0.5``.
@@ -54,6 +63,8 @@ class Encoding:
     target_pred: np.ndarray
     target_args: np.ndarray  # (|target_atoms|, max arity), -1 padded
     n_target_preds: int
+    static_fact: np.ndarray  # per background atom: a fact atom among the task's statics
+    static: dict[str, np.ndarray] = field(default_factory=dict)  # the static graph (_static_graph)
 
     @classmethod
     def of(cls, task: Task) -> Encoding:
@@ -67,6 +78,8 @@ class Encoding:
             for c in args:
                 consts.setdefault(c, len(consts))
         n = len(parsed)
+        static = np.zeros(n, dtype=bool)
+        static[np.asarray(task.statics, dtype=np.int64)] = True
         kind, a0, a1, rel = (np.zeros(n, dtype=np.int64) for _ in range(4))
         fact_args: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # [(edge type, constant)]
         for i, (p, args) in enumerate(parsed):
@@ -78,7 +91,8 @@ class Encoding:
             else:
                 kind[i], a0[i] = 2, fact_types.setdefault(p, len(fact_types))
                 fact_args[i] = [
-                    (edge_types.setdefault((p, j), len(edge_types)), consts[c]) for j, c in enumerate(args)
+                    (edge_types.setdefault((p, j, bool(static[i])), len(edge_types)), consts[c])
+                    for j, c in enumerate(args)
                 ]
         arity = max([len(a) for _, a in targets] + [1])
         tpreds: dict[str, int] = {}
@@ -91,11 +105,13 @@ class Encoding:
         flat = [pair for f in fact_args for pair in f]
         fact_etype = np.array([t for t, _ in flat], dtype=np.int64)
         fact_const = np.array([c for _, c in flat], dtype=np.int64)
-        return cls(
+        enc = cls(
             consts, kind, a0, a1, rel, fact_ptr, fact_etype, fact_const,
             max(len(edge_types), 1), max(len(labels), 1),
-            max(len(fact_types), 1), tp, ta, max(len(tpreds), 1),
+            max(len(fact_types), 1), tp, ta, max(len(tpreds), 1), static & (kind == 2),
         )  # fmt: skip
+        enc.static = _static_graph(enc, np.asarray(task.statics, dtype=np.int64))
+        return enc
 
 
 def _fact_edges(
@@ -119,51 +135,73 @@ def _interleave(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a, b], 1).reshape(-1)
 
 
+def _example_graph(enc: Encoding, atoms: np.ndarray, base: int) -> dict[str, list[np.ndarray]]:
+    """The graph parts of ``atoms`` (background atom ids), constants numbered from ``base`` and
+    fact nodes right after them: edges (src, dst, type), labels (node, id), facts (node, type)."""
+    C, E = len(enc.constants), enc.n_edge_types
+    k = enc.kind[atoms]
+    b, u, facts = atoms[k == 0], atoms[k == 1], atoms[k == 2]
+    nodes = base + C + np.arange(len(facts))
+    src, dst, etype = _fact_edges(enc, facts, nodes, base)
+    return {
+        "src": [base + enc.a0[b], base + enc.a1[b], src],
+        "dst": [base + enc.a1[b], base + enc.a0[b], dst],
+        "type": [enc.rel[b], enc.rel[b] + E, etype],
+        "label_node": [base + enc.a0[u]],
+        "label_id": [enc.rel[u]],
+        "fact_node": [nodes],
+        "fact_type": [enc.a0[facts]],
+    }
+
+
+def _static_graph(enc: Encoding, statics: np.ndarray) -> dict[str, np.ndarray]:
+    """The statics as one graph (constants, then the static fact nodes), and which of its edges
+    carry a static fact's message into a constant (``into``)."""
+    parts = _example_graph(enc, statics, 0)
+    g = {k: _cat(v) for k, v in parts.items()}
+    g["n"] = np.array(len(enc.constants) + len(g["fact_node"]), dtype=np.int64)
+    g["into"] = np.flatnonzero(g["src"] >= len(enc.constants))  # fact -> constant edges
+    return g
+
+
+def _cat(xs: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(xs).astype(np.int64) if xs else np.zeros(0, dtype=np.int64)
+
+
 def _graph_batch(enc: Encoding, task: Task, split: Split, idx: np.ndarray, device):
-    """Stack examples ``idx`` into one graph: constants first per example, then fact nodes."""
+    """Stack examples ``idx`` into one graph: per example its constants, then its fact nodes (not
+    the static ones: ``static`` holds those, shared by the batch)."""
     import torch
 
     C = len(enc.constants)
-    srcs, dsts, types, label_node, label_id, fact_node, fact_type = [], [], [], [], [], [], []
-    n_total = 0
-    const_base = []
-    E = enc.n_edge_types
+    parts: dict[str, list[np.ndarray]] = {}
+    const_base, n_total = [], 0
     for i in idx:
-        base = n_total
-        const_base.append(base)
-        n_total += C
         atoms = np.union1d(split.background_of(int(i)), task.statics)
-        k = enc.kind[atoms]
-        b = atoms[k == 0]
-        srcs += [base + enc.a0[b], base + enc.a1[b]]
-        dsts += [base + enc.a1[b], base + enc.a0[b]]
-        types += [enc.rel[b], enc.rel[b] + E]
-        u = atoms[k == 1]
-        label_node.append(base + enc.a0[u])
-        label_id.append(enc.rel[u])
-        facts = atoms[k == 2]
-        nodes = n_total + np.arange(len(facts))
-        n_total += len(facts)
-        fact_node.append(nodes)
-        fact_type.append(enc.a0[facts])
-        src, dst, etype = _fact_edges(enc, facts, nodes, base)
-        srcs.append(src)
-        dsts.append(dst)
-        types.append(etype)
+        atoms = atoms[~enc.static_fact[atoms]]
+        ex = _example_graph(enc, atoms, n_total)
+        for key, arrays in ex.items():
+            parts.setdefault(key, []).extend(arrays)
+        const_base.append(n_total)
+        n_total += C + len(ex["fact_node"][0])
 
-    def cat(xs: list) -> torch.Tensor:
-        arr = np.concatenate(xs).astype(np.int64) if xs else np.zeros(0, dtype=np.int64)
-        return torch.as_tensor(arr, device=device)
+    def tensor(x: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(x, device=device)
 
+    s = enc.static
     return {
         "n": n_total,
-        "const_base": torch.as_tensor(np.array(const_base, dtype=np.int64), device=device),
-        "edge_index": torch.stack([cat(srcs), cat(dsts)]),
-        "edge_type": cat(types),
-        "label_node": cat(label_node),
-        "label_id": cat(label_id),
-        "fact_node": cat(fact_node),
-        "fact_type": cat(fact_type),
+        "const_base": tensor(np.array(const_base, dtype=np.int64)),
+        "edge_index": torch.stack([tensor(_cat(parts.get("src", []))), tensor(_cat(parts.get("dst", [])))]),
+        "edge_type": tensor(_cat(parts.get("type", []))),
+        **{k: tensor(_cat(parts.get(k, []))) for k in ("label_node", "label_id", "fact_node", "fact_type")},
+        "static": {
+            "n": int(s["n"]),
+            "edge_index": torch.stack([tensor(s["src"]), tensor(s["dst"])]),
+            "edge_type": tensor(s["type"]),
+            "into": tensor(s["into"]),
+            **{k: tensor(s[k]) for k in ("label_node", "label_id", "fact_node", "fact_type")},
+        },
     }
 
 
@@ -191,16 +229,32 @@ def _net(enc: Encoding, dim: int, layers: int):
             self.register_buffer("t_pred", torch.as_tensor(enc.target_pred))
             self.register_buffer("t_args", torch.as_tensor(enc.target_args))
 
-        def forward(self, g: dict) -> torch.Tensor:
-            B, C = len(g["const_base"]), len(enc.constants)
+        def initial(self, g: dict, const_nodes: torch.Tensor, copies: int) -> torch.Tensor:
+            """Node states before the first layer: constant embeddings plus their labels; fact types."""
             h = torch.zeros(g["n"], dim, device=self.const.weight.device)
-            const_nodes = (g["const_base"][:, None] + torch.arange(C, device=h.device)).reshape(-1)
-            h[const_nodes] = self.const.weight.repeat(B, 1)
+            h[const_nodes] = self.const.weight.repeat(copies, 1)
             h = h.index_add(0, g["label_node"], self.label(g["label_id"]))
             h[g["fact_node"]] = self.fact(g["fact_type"])
-            plan = EdgePlan.of(g["edge_index"], g["edge_type"], self.convs[0].num_relations)
+            return h
+
+        def forward(self, g: dict) -> torch.Tensor:
+            B, C = len(g["const_base"]), len(enc.constants)
+            R = self.convs[0].num_relations
+            dev = self.const.weight.device
+            const_nodes = (g["const_base"][:, None] + torch.arange(C, device=dev)).reshape(-1)
+            h = self.initial(g, const_nodes, B)
+            plan = EdgePlan.of(g["edge_index"], g["edge_type"], R)
+            st = g["static"]
+            hs = self.initial(st, torch.arange(C, device=dev), 1)
+            s_plan = EdgePlan.of(st["edge_index"], st["edge_type"], R)
+            into_index, into_type = st["edge_index"][:, st["into"]], st["edge_type"][st["into"]]
+            into_plan = EdgePlan.of(into_index, into_type, R)
             for conv in self.convs:
-                h = torch.relu(conv(h, g["edge_index"], g["edge_type"], plan) + h)
+                # what the static facts send into the constants at this layer, once for the batch
+                from_statics = conv.messages(hs, into_index, into_plan)[:C].repeat(B, 1)
+                out = conv(h, g["edge_index"], g["edge_type"], plan).index_add(0, const_nodes, from_statics)
+                hs = torch.relu(conv(hs, st["edge_index"], st["edge_type"], s_plan) + hs)
+                h = torch.relu(out + h)
             hc = h[const_nodes].view(B, C, dim)
             graph = torch.zeros(B, dim, device=h.device)
             owner = torch.bucketize(torch.arange(g["n"], device=h.device), g["const_base"], right=True) - 1

@@ -199,16 +199,17 @@ def _toggle_task(n_train=48, n_eval=16, seed=0) -> Task:
     """A hand-made game: lamps a, b, c; ``next_on(X)`` holds iff ``on(X)`` does not (X is a lamp).
 
     Backgrounds also carry a binary ``wire`` atom, a ternary ``cell`` atom and a nullary ``tick()``
-    so that every graph part (edges, fact nodes, nullary facts) is exercised.
+    so that every graph part (edges, fact nodes, nullary facts) is exercised; the statics hold the
+    unary ``lamp`` atoms and a ternary ``row(a, b, c)`` (a static fact node).
     """
     rng = np.random.default_rng(seed)
     lamps = ["a", "b", "c"]
     bg = Vocabulary.of(
         [f"on({x})" for x in lamps]
-        + ["wire(a, b)", "cell(1, 2, a)", "tick()", "lamp(a)", "lamp(b)", "lamp(c)"]
+        + ["wire(a, b)", "cell(1, 2, a)", "tick()", "lamp(a)", "lamp(b)", "lamp(c)", "row(a, b, c)"]
     )
     targets = Vocabulary.of(f"next_on({x})" for x in lamps)
-    statics = bg.ids(["lamp(a)", "lamp(b)", "lamp(c)"])
+    statics = bg.ids(["lamp(a)", "lamp(b)", "lamp(c)", "row(a, b, c)"])
 
     def split(name: str, n: int) -> Split:
         rows, pos = [], []
@@ -293,6 +294,38 @@ def test_edge_rgcn_conv_is_pygs_rgcn_conv(num_bases):
     (g_pygs,) = torch.autograd.grad(pygs.square().sum(), x)
     assert torch.allclose(ours, pygs, atol=1e-5) and torch.allclose(g_ours, g_pygs, atol=1e-4)
     assert ours.abs().sum() > 0
+
+
+def test_iggp_gnn_shares_static_facts_and_keeps_examples_apart():
+    """Static fact atoms are one graph for the batch, not a node per example; an example's scores
+    are the same whatever else is in its batch."""
+    import torch
+
+    from learners.gnn.iggp import Encoding, _graph_batch, _net
+
+    task = _toggle_task(n_train=8, n_eval=8)
+    enc = Encoding.of(task)
+    train = task.splits["train"]
+    g = _graph_batch(enc, task, train, np.arange(3), "cpu")
+    row = task.background_atoms.names.index("row(a, b, c)")
+    assert enc.static_fact[row] and not enc.static_fact[task.background_atoms.names.index("cell(1, 2, a)")]
+    assert g["static"]["fact_node"].tolist() == [len(enc.constants)]  # row(a, b, c), once
+    assert len(g["static"]["into"]) == 3  # row's messages into a, b and c
+    assert g["fact_node"].numel() == sum(
+        sum(task.background_atoms.names[a] in ("cell(1, 2, a)", "tick()") for a in train.background_of(i))
+        for i in range(3)
+    )
+    torch.manual_seed(0)
+    net = _net(enc, 8, 2).eval()
+    with torch.no_grad():
+        together = net(g)
+        alone = torch.cat([net(_graph_batch(enc, task, train, np.array([i]), "cpu")) for i in range(3)])
+        into = enc.static["into"]
+        enc.static["into"] = into[:0]  # the static fact's messages must count
+        without = net(_graph_batch(enc, task, train, np.arange(3), "cpu"))
+        enc.static["into"] = into
+    assert torch.allclose(together, alone, atol=1e-5)
+    assert not torch.allclose(together, without, atol=1e-4)
 
 
 def test_iggp_gnn_graph_links_each_fact_to_its_arguments_in_order():
