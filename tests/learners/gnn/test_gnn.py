@@ -328,6 +328,30 @@ def test_iggp_gnn_shares_static_facts_and_keeps_examples_apart():
     assert not torch.allclose(together, without, atol=1e-4)
 
 
+def test_iggp_gnn_scores_are_the_mlp_on_the_concatenated_features():
+    """``scores`` applies the first layer block by block; it must equal the MLP on
+    [h_c1 .. h_cA (zero-padded); embedding(q); graph mean], with targets of mixed arity."""
+    import dataclasses
+
+    import torch
+
+    from learners.gnn.iggp import Encoding, _net
+
+    enc = Encoding.of(_toggle_task(n_train=2, n_eval=2))
+    t_args = np.array([[0, 1, 2], [2, -1, -1], [-1, -1, -1], [1, 0, -1]])
+    enc = dataclasses.replace(enc, target_args=t_args, target_pred=np.array([0, 1, 2, 0]), n_target_preds=3)
+    torch.manual_seed(0)
+    net = _net(enc, 8, 1).eval()
+    B, C, T, A, d = 4, len(enc.constants), 4, 3, 8
+    hc, graph = torch.randn(B, C, d), torch.randn(B, d)
+    feat = hc[:, torch.as_tensor(t_args).clamp(min=0)] * torch.as_tensor(t_args >= 0)[None, :, :, None]
+    x = torch.cat(
+        [feat.reshape(B, T, A * d), net.tpred(net.t_pred).expand(B, T, d), graph[:, None].expand(B, T, d)], -1
+    )
+    with torch.no_grad():
+        assert torch.allclose(net.scores(hc, graph), net.score(x).squeeze(-1), atol=1e-5)
+
+
 def test_iggp_gnn_graph_links_each_fact_to_its_arguments_in_order():
     """A fact atom (arity 0 or 3+) is a node, linked to its i-th argument by edge type (p, i)
     both ways, argument by argument: the vectorised batch builder must keep this exact graph."""
