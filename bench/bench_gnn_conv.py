@@ -14,29 +14,16 @@ graph of one batch of validate examples, and checks that they agree.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_gnn_graph import DEFAULT_TASKS  # noqa: E402
-from bench.common import iggp_dir, print_table  # noqa: E402
+from bench.common import best_of, gnn_task_args, iggp_dir, print_table  # noqa: E402
 from learners.gnn.iggp import Encoding, _graph_batch, _net  # noqa: E402
 from tasks.iggp import Dataset  # noqa: E402
-
-
-def best_of(reps: int, run, *args) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = run(*args)
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main() -> None:
@@ -45,13 +32,7 @@ def main() -> None:
 
     from learners.gnn.rgcn import EdgePlan
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", type=Path, help="IGGP layout (default: the published games, unpacked)")
-    ap.add_argument("--tasks", nargs="+", default=DEFAULT_TASKS, help="GAME:TARGET ...")
-    ap.add_argument("--batch", type=int, default=64, help="examples per batch (gnn-iggp predicts 64 at once)")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = gnn_task_args(__doc__)
     data = Dataset(args.dataset or iggp_dir())
     rows = []
     torch.manual_seed(0)

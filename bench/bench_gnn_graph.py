@@ -17,21 +17,17 @@ per batch), so the figures in docs/benchmarks.md from before it count more fact 
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import iggp_dir, print_table  # noqa: E402
+from bench.common import best_of, gnn_task_args, iggp_dir, print_table  # noqa: E402
 from learners.gnn.iggp import Encoding, _fact_edges  # noqa: E402
 from tasks.iggp import Dataset  # noqa: E402
 from tasks.task import Split, Task  # noqa: E402
-
-DEFAULT_TASKS = ["tiger_vs_dogs:legal", "rainbow:goal", "sokoban:next", "minimal_decay:next"]
 
 
 def per_fact_loop(enc: Encoding, facts: np.ndarray, nodes: np.ndarray, base: int) -> tuple:
@@ -63,19 +59,12 @@ def batch_facts(enc: Encoding, task: Task, split: Split, idx: np.ndarray) -> lis
     return out
 
 
-def timed(build, enc: Encoding, batch: list[tuple]) -> tuple[float, list]:
-    t0 = time.perf_counter()
-    edges = [build(enc, *example) for example in batch]
-    return time.perf_counter() - t0, edges
+def build_all(build, enc: Encoding, batch: list[tuple]) -> list:
+    return [build(enc, *example) for example in batch]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", type=Path, help="IGGP layout (default: the published games, unpacked)")
-    ap.add_argument("--tasks", nargs="+", default=DEFAULT_TASKS, help="GAME:TARGET ...")
-    ap.add_argument("--batch", type=int, default=64, help="examples per batch (gnn-iggp predicts 64 at once)")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = gnn_task_args(__doc__)
     data = Dataset(args.dataset or iggp_dir())
     rows = []
     for spec in args.tasks:
@@ -85,8 +74,8 @@ def main() -> None:
         idx = np.arange(min(args.batch, split.n_examples))
         enc = Encoding.of(task)
         batch = batch_facts(enc, task, split, idx)
-        loop_s, ref = timed(per_fact_loop, enc, batch)
-        vectorised_s, new = timed(_fact_edges, enc, batch)
+        loop_s, ref = best_of(args.reps, build_all, per_fact_loop, enc, batch)
+        vectorised_s, new = best_of(args.reps, build_all, _fact_edges, enc, batch)
         same = all(
             np.array_equal(x, y) for r, v in zip(ref, new, strict=True) for x, y in zip(r, v, strict=True)
         )

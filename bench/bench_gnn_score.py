@@ -13,15 +13,12 @@ times (best of ``--reps``, random node states, dim 32, one thread) and checks th
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_gnn_conv import best_of  # noqa: E402
-from bench.bench_gnn_graph import DEFAULT_TASKS  # noqa: E402
-from bench.common import iggp_dir, print_table  # noqa: E402
+from bench.common import best_of, gnn_task_args, iggp_dir, print_table  # noqa: E402
 from learners.gnn.iggp import Encoding, _net  # noqa: E402
 from tasks.iggp import Dataset  # noqa: E402
 
@@ -43,13 +40,7 @@ def concatenated(net, hc, graph):
 def main() -> None:
     import torch
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", type=Path, help="IGGP layout (default: the published games, unpacked)")
-    ap.add_argument("--tasks", nargs="+", default=DEFAULT_TASKS, help="GAME:TARGET ...")
-    ap.add_argument("--batch", type=int, default=64, help="examples per batch (gnn-iggp predicts 64 at once)")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = gnn_task_args(__doc__)
     torch.set_num_threads(1)
     torch.manual_seed(0)
     data = Dataset(args.dataset or iggp_dir())

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ORCH_SHARED", ROOT.parent / "shared"))
@@ -50,3 +53,31 @@ def print_table(rows: list[dict], as_json: bool = False, title: str | None = Non
     print("  ".join("-" * w for w in widths))
     for t in text:
         print("  ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)))
+
+
+# The published tasks the gnn-iggp benches default to: a big board, a small one, a grid, a tiny game.
+GNN_DEFAULT_TASKS = ["tiger_vs_dogs:legal", "rainbow:goal", "sokoban:next", "minimal_decay:next"]
+
+
+def gnn_task_args(description: str | None) -> argparse.Namespace:
+    """The options of the gnn-iggp benches: the tasks (GAME:TARGET in an IGGP layout), the batch
+    size, repetitions and --json."""
+    ap = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--dataset", type=Path, help="IGGP layout (default: the published games, unpacked)")
+    ap.add_argument("--tasks", nargs="+", default=GNN_DEFAULT_TASKS, help="GAME:TARGET ...")
+    ap.add_argument("--batch", type=int, default=64, help="examples per batch (gnn-iggp predicts 64 at once)")
+    ap.add_argument("--reps", type=int, default=3, help="timings are the best of this many runs")
+    ap.add_argument("--json", action="store_true")
+    return ap.parse_args()
+
+
+def best_of(reps: int, run, *args) -> tuple[float, Any]:
+    """(the shortest of ``reps`` timed calls of ``run(*args)``, the last call's result)."""
+    times, out = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = run(*args)
+        times.append(time.perf_counter() - t0)
+    return min(times), out
