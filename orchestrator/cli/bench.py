@@ -202,15 +202,28 @@ def _run_and_export(
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
     for line in skipped:
         typer.echo(line, err=True)
-    launch(RunRequest(learners, games=",".join(games) if games else None, all_games=not games,
-                      dataset=str(dataset), repeats=repeats, budget=budget, store=store, num_cpus=num_cpus,
-                      only_tasks=tasks, memory_per_job=memory_per_job, retry_failed=retry_failed))  # fmt: skip
+    failed: typer.Exit | None = None
+    try:
+        launch(RunRequest(learners, games=",".join(games) if games else None, all_games=not games,
+                          dataset=str(dataset), repeats=repeats, budget=budget, store=store, num_cpus=num_cpus,
+                          only_tasks=tasks, memory_per_job=memory_per_job, retry_failed=retry_failed))  # fmt: skip
+    except typer.Exit as e:
+        if e.exit_code != 1:  # interrupted: the sweep is not over, nothing to export
+            raise
+        failed = e  # jobs that ended error, oom or lost are results too: exported, then exit 1
     changed = [n for n in names if source_hash(n) != before[n]]
     if changed:
         raise OrchError(
             f"the sources of {', '.join(changed)} changed during the run: rerun on a fixed checkout", 1
         )
     _export_and_print(store, out, names, tasks, dataset)
+    if failed is not None:
+        typer.echo(
+            "exported with the failed jobs' predicates counted in errored_predicates (scored as "
+            "predicting false); --retry-failed re-runs them",
+            err=True,
+        )
+        raise failed
 
 
 @bench_app.command("export")

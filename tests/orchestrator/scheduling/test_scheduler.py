@@ -267,3 +267,24 @@ def test_bench_iggp_plans_no_job_for_a_task_it_leaves_out(ray_2cpu, tmp_path):
     assert sorted((r["game"], r["target"]) for r in read_rows(out / "true_10s.csv")) == [
         ("alpha", "goal"), ("alpha", "next"), ("beta", "next"),
     ]  # fmt: skip
+
+
+def test_bench_exports_a_sweep_whose_jobs_failed_and_exits_1(ray_2cpu, tmp_path):
+    """A job that ends error is a result: the bench still writes every results file (the predicate
+    counted in errored_predicates and scored as predicting false) and exits 1, as `orch run` does."""
+    from typer.testing import CliRunner
+
+    from orchestrator.analysis.results import read_rows
+    from orchestrator.cli import app
+
+    ds = write_tiny_dataset(tmp_path / "ds", ("alpha",))
+    store, out = tmp_path / "s", tmp_path / "out"
+    args = ["bench", "iggp", "--dataset", str(ds), "--learners", "true,crash", "--budget", "10s"]
+    res = CliRunner().invoke(app, [*args, "--store", str(store), "--out", str(out)])
+    assert res.exit_code == 1, res.output
+    assert "exported with the failed jobs' predicates counted in errored_predicates" in res.output
+    crash = read_rows(out / "crash_10s.csv")
+    assert sorted((r["game"], r["target"]) for r in crash) == [("alpha", "goal"), ("alpha", "next")]
+    assert all(int(r["errored_predicates"]) == int(r["predicates"]) for r in crash)
+    assert all(float(r["balanced_accuracy"]) == 0.5 for r in crash)  # predicting false everywhere
+    assert len(read_rows(out / "true_10s.csv")) == 2
