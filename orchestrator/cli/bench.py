@@ -208,7 +208,7 @@ def _run_and_export(
                           dataset=str(dataset), repeats=repeats, budget=budget, store=store, num_cpus=num_cpus,
                           only_tasks=tasks, memory_per_job=memory_per_job, retry_failed=retry_failed))  # fmt: skip
     except typer.Exit as e:
-        if e.exit_code != 1:  # interrupted: the sweep is not over, nothing to export
+        if e.exit_code != EXIT_FAILED:  # interrupted: the sweep is not over, nothing to export
             raise
         failed = e  # jobs that ended error, oom or lost are results too: exported, then exit 1
     changed = [n for n in names if source_hash(n) != before[n]]
