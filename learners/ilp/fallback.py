@@ -3,8 +3,9 @@
 ILASP* returns nothing there (a budget, an unsatisfiable space, a bias too small). Here the
 learner chooses, on the validate split, between the loop's last hypothesis, the *best partial
 cover* (clingo maximising training balanced accuracy over consistent and inconsistent rules, plus
-the rules of :func:`baseline_clauses`) and the empty program (when validate says every learned
-program is worse than predicting nothing). The program returned is flagged ``fallback``.
+the baseline rules of :mod:`learners.ilp.baseline`), the baseline program reported before the
+search and the empty program (when validate says every learned program is worse than predicting
+nothing). The program returned is flagged ``fallback``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from learners.ilp.bias import Bias, Clause, Literal
+from learners.ilp.baseline import Baseline
 from learners.ilp.cover import ScoredRule, best_partial_cover
-from learners.ilp.coverage import Targets, TooLarge, evaluate_clause, facts_for
+from learners.ilp.coverage import TooLarge, evaluate_clause, facts_for
 from learners.ilp.learning import LearnedProgram
 from learners.ilp.pool import balanced, union
-from tasks.task import Task, parse_atom
 
 if TYPE_CHECKING:
     from learners.ilp.learning import Learning
@@ -27,20 +27,19 @@ Option = tuple[list[ScoredRule], str]
 """A candidate program's rules and the status it would be reported with."""
 
 
-def fallback(learning: Learning, hypothesis: list[ScoredRule], status: str) -> LearnedProgram:
-    """The best, on validate, of the last hypothesis, the best partial cover and the empty program."""
+def fallback(learning: Learning, hypothesis: list[ScoredRule], status: str, base: Baseline) -> LearnedProgram:
+    """The best, on validate, of the last hypothesis, the best partial cover, the baseline program
+    and the empty program."""
     lr = learning
     with lr.profile.timing("select"):
-        for clause in baseline_clauses(lr.task, lr.bias, lr.targets, lr.facts.n):
-            rule = lr.verify(clause)
-            if rule is not None:
-                lr.pool.add_partial(rule)
+        base.file(lr)
         candidates = lr.pool.consistent + lr.pool.partial
         limit = lr.meter.share(0.5)
         ids = best_partial_cover(candidates, lr.n_pos, lr.n_neg, limit.seconds(0.2), meter=limit)
         options = [
             (hypothesis, status),
             ([candidates[i] for i in ids], f"{status}; best partial cover"),
+            *([(base.rules, f"{status}; baseline")] if base.rules else []),
             ([], f"{status}; empty"),
         ]
         best = select(lr, options)
@@ -76,26 +75,3 @@ def select(learning: Learning, options: list[Option]) -> LearnedProgram:
         tp = int(np.isin(derived, targets.positives).sum())
         scored.append((balanced(tp, len(derived) - tp, v_pos, v_neg), m.train_ba, -len(m.text), m))
     return max(scored, key=lambda s: s[:3])[3]
-
-
-def baseline_clauses(
-    task: Task, bias: Bias, targets: Targets, n_examples: int, max_facts: int = 64
-) -> list[Clause]:
-    """Rules of the language that need no search, as material for the fallback cover.
-
-    The inertia rule ``next_p(X..) :- true_p(X..)`` (when ``true_p`` has the same types), and the
-    ground facts of the atoms that are positive in at least half of the training examples (the
-    *Mean* baseline, written as rules). Only the BA-optimal cover decides whether they are used.
-    """
-    out: list[Clause] = []
-    head, types = bias.head_pred, bias.head_types
-    if head.startswith("next_") and bias.body_types.get("true_" + head[5:]) == types and types:
-        args = tuple(range(len(types)))
-        out.append(Clause(head, args, (Literal("true_" + head[5:], args),), types))
-    if n_examples:
-        atoms, counts = np.unique(targets.positives % targets.n_atoms, return_counts=True)
-        frequent = atoms[counts * 2 >= n_examples]
-        frequent = frequent[np.argsort(-counts[counts * 2 >= n_examples], kind="stable")][:max_facts]
-        for a in frequent:
-            out.append(Clause(head, parse_atom(task.target_atoms.names[int(a)])[1], (), ()))
-    return out

@@ -26,7 +26,7 @@ Beyond the published ILASP*:
   returned program is the better, on the validate split, of the last iteration's hypothesis and a
   best partial cover (clingo maximising training balanced accuracy over consistent *and*
   inconsistent candidate rules, plus the inertia rule and frequent ground facts of
-  :func:`baseline_clauses`) - a sensible answer instead of nothing (or the empty program, when
+  :mod:`learners.ilp.baseline`) - a sensible answer instead of nothing (or the empty program, when
   validation says every learned program is worse than predicting nothing).
 
 * frame clauses (:mod:`learners.ilp.frame`) enter the pool before the loop;

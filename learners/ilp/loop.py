@@ -3,13 +3,15 @@
 The stages, one module each, in the order the loop runs them:
 
 1. facts: the training split as fact tables (:mod:`learners.ilp.coverage`);
-2. frame step: frame clauses and the facts true in every example enter the pool
+2. baseline: the best of the rules that need no search (inertia, frequent facts) is reported
+   before any search (:mod:`learners.ilp.baseline`);
+3. frame step: frame clauses and the facts true in every example enter the pool
    (:func:`frame_stage`, :mod:`learners.ilp.frame`);
-3. seed search: a positive no hypothesis covers yet is searched for (:mod:`learners.ilp.seeds`);
+4. seed search: a positive no hypothesis covers yet is searched for (:mod:`learners.ilp.seeds`);
    the clauses found are verified on every training example into the pool (:mod:`learners.ilp.pool`);
-4. combine: the hypothesis is chosen from the pool (:mod:`learners.ilp.combine`); back to 3 until
+5. combine: the hypothesis is chosen from the pool (:mod:`learners.ilp.combine`); back to 4 until
    every positive is covered (or set aside) or the loop's allowance is used up;
-5. fallback selection, when the hypothesis is not complete (:mod:`learners.ilp.fallback`).
+6. fallback selection, when the hypothesis is not complete (:mod:`learners.ilp.fallback`).
 
 :class:`Learning` holds what every stage reads (the inputs of this learning); :class:`LoopState`
 what the loop changes from one iteration to the next. The allowance is a
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learners.base import Report
+from learners.ilp.baseline import baseline, report_baseline
 from learners.ilp.bias import Bias, Clause, Settings, bias_for
 from learners.ilp.combine import Hypotheses, hypotheses
 from learners.ilp.cover import ScoredRule
@@ -82,7 +85,9 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
     rng = np.random.default_rng(seed)
     seeds = SeedSearch(lr, rng)
     combine = hypotheses(lr)
-    state = LoopState()
+    with profile.timing("verify"):
+        base = baseline(lr)
+    state = LoopState(best_reported=report_baseline(lr, base))
     late = frame_stage(lr, state, combine, loop)
     pending = np.setdiff1d(targets.positives, covered(pool.consistent), assume_unique=True)
     if len(pending) == 0:
@@ -97,7 +102,7 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
         final = lr.program(state.hypothesis, "complete")
         report(final)
         return Learned(final, profile)
-    return Learned(fallback(lr, state.hypothesis, state.status), profile)
+    return Learned(fallback(lr, state.hypothesis, state.status, base), profile)
 
 
 def frame_stage(lr: Learning, state: LoopState, combine: Hypotheses, loop: Meter) -> list[ScoredRule]:

@@ -65,6 +65,11 @@ class Pool:
         if text in self.clauses:
             return None
         self.clauses[text] = clause
+        return self.score(clause, facts, targets, max_rows)
+
+    def score(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:
+        """``clause`` scored on every training example without filing it (`verify` files it);
+        None if too large or covering no positive."""
         try:
             keys = evaluate_clause(clause, facts, targets, max_rows)
         except TooLarge:
@@ -72,7 +77,7 @@ class Pool:
         hit = np.isin(keys, self.positives, assume_unique=True)
         if not hit.any():
             return None
-        return ScoredRule(text, clause.length, keys[hit], keys[~hit], clause.singletons())
+        return ScoredRule(clause.text(), clause.length, keys[hit], keys[~hit], clause.singletons())
 
     def add_consistent(self, rule: ScoredRule) -> bool:
         """Keep ``rule`` unless a rule no costlier than it covers a superset of its positives.

@@ -222,3 +222,32 @@ def test_a_program_is_scored_on_validate_once_per_fit(monkeypatch):
     assert learner._validate_ba(task, program) == first and len(calls) == 1
     learner.fit(task, Budget(20))
     assert len(calls) == len(set(calls))
+
+
+def test_the_first_report_is_the_baseline_program_and_later_ones_beat_it_on_train():
+    """A budget that stops the search before its first hypothesis still leaves a model: the inertia
+    rule, reported before any search (learners/ilp/baseline.py); an iteration is reported after it
+    only if better on train."""
+    task = lights_task("next", n_train=200).for_predicate("next_on")
+    reported: list = []
+    model = make_learner("ilasp_w1").fit(task, Budget(30), reported.append)
+    first = reported[0]
+    assert first.status == "baseline" and first.fallback, first.status
+    assert first.rules().strip() == "next_on(Pos1) :- true_on(Pos1).", first.rules()
+    assert first.train_ba > 0.7
+    iterations = [m for m in reported if m.status == "iteration"]
+    assert all(m.train_ba > first.train_ba for m in iterations)
+    assert _test_ba(model, task) >= _test_ba(first, task) - 0.05  # the fallback offers it too
+
+
+def test_the_baseline_keeps_a_fact_only_if_it_raises_train_balanced_accuracy():
+    from learners.ilp.baseline import best_subset
+    from learners.ilp.cover import ScoredRule
+
+    def rule(text: str, pos: list[int], neg: list[int]) -> ScoredRule:
+        return ScoredRule(text, 1, np.array(pos, dtype=np.int64), np.array(neg, dtype=np.int64), 0)
+
+    good = rule("good.", [0, 1, 2, 3], [10])
+    noisy = rule("noisy.", [4], [11, 12, 13, 14, 15, 16])
+    chosen = best_subset([noisy, good], n_pos=6, n_neg=10)
+    assert [r.text for r in chosen] == ["good."]
