@@ -125,6 +125,65 @@ def _spread(learner: str, budget: str, rows: list[dict]) -> list[str]:
     return out
 
 
+UNSOLVED_WHY = (
+    ("no model before the budget", "a predicate's job ended before the learner reported any model"),
+    ("cut by the budget", "the budget stopped the search, in some run, before a complete program"),
+    ("no complete program", "the search ended without a program that covers every training positive: "
+     "the best partial cover was kept"),
+    ("complete on train, wrong on test", "a program consistent with every training example that does not "
+     "generalise: few examples of one class, or none"),
+)  # fmt: skip
+"""Why a task is not perfect, in the order a task's row is tested for them (:func:`unsolved_why`)."""
+
+
+def unsolved_why(row: dict) -> str:
+    """Why a task of a learner with fallback models is not perfect, from its results-file row: the
+    first run's errored and fallback predicates, and whether any predicate run was cut by the
+    budget (``timeout`` in ``statuses``, which counts every run)."""
+    if int(row["errored_predicates"]):
+        return UNSOLVED_WHY[0][0]
+    if int(row["fallback_predicates"]):
+        return UNSOLVED_WHY[1][0] if "timeout=" in row["statuses"] else UNSOLVED_WHY[2][0]
+    return UNSOLVED_WHY[3][0]
+
+
+def _unsolved(learner: str, budget: str, rows: list[dict]) -> list[str]:
+    """The tasks a learner with fallback models does not solve perfectly (first run), by why."""
+    bad = sorted((r for r in rows if r["perfect"] != "1"), key=lambda r: float(r["balanced_accuracy"]))
+    out = ["", f"### Tasks not solved: {learner} at {budget}s", ""]
+    if not bad:
+        return [*out, f"Every one of the {len(rows)} tasks is perfect."]
+    runs = min(int(r["runs"]) for r in rows)
+    out += [
+        f"{len(bad)} of {len(rows)} tasks are not perfect in the first run; each with its balanced accuracy"
+        + (f" and the runs (of {runs}) in which it is perfect" if runs > 1 else "")
+        + ", by why:",
+        "",
+    ]
+    for why, meaning in UNSOLVED_WHY:
+        these = [r for r in bad if unsolved_why(r) == why]
+        if these:
+            tasks = ", ".join(
+                f"{r['game']}/{r['target']} {float(r['balanced_accuracy']):.3f}"
+                + (f" ({r['perfect_runs']}/{r['runs']})" if runs > 1 else "")
+                for r in these
+            )
+            out.append(f"- **{why}** ({len(these)}): {meaning}. {tasks}")
+    return out
+
+
+def _largest_budget_with_fallbacks(files: list[tuple[Path, list[dict]]]) -> set[Path]:
+    """Per learner whose files record fallback models, its file with the largest budget: the one
+    whose unsolved tasks the docs list (a learner without fallbacks has no "why" to tell)."""
+    best: dict[str, tuple[float, Path]] = {}
+    for path, rows in files:
+        if rows and any(int(r["fallback_predicates"]) for r in rows):
+            budget = float(rows[0]["budget_s"])
+            if rows[0]["learner"] not in best or budget > best[rows[0]["learner"]][0]:
+                best[rows[0]["learner"]] = (budget, path)
+    return {path for _, path in best.values()}
+
+
 def md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     return [
         "| " + " | ".join(head) + " |",
@@ -151,9 +210,10 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
     ]
     head = ["learner", "budget", "file", *SUMMARY_HEAD, "trivial tasks", "runs", "perfect count: mean over runs [95% CI]",
             "ba std (mean over tasks)", "commit", "source hash"]  # fmt: skip
-    body, by_target, compared, spread = [], [], [], []
-    for path in files:
-        rows = read_rows(path)
+    body, by_target, compared, spread, unsolved = [], [], [], [], []
+    read = [(path, read_rows(path)) for path in files]
+    listed = _largest_budget_with_fallbacks(read)
+    for path, rows in read:
         if not rows:
             continue
         s = summarise(rows)
@@ -166,6 +226,8 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
              _ci(s), f"{s['ba_std_mean']:.4f}", commits, hashes + (f" {note}" if note else "")]
         )  # fmt: skip
         spread += _spread(learner, budget, rows)
+        if path in listed:
+            unsolved += _unsolved(learner, budget, rows)
         groups: dict[str, list[dict]] = defaultdict(list)
         for r in rows:
             groups[r["target"]].append(r)
@@ -198,7 +260,7 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
         + ["", "### By target", ""]
         + md_table(["learner", "budget", "target", *SUMMARY_HEAD], by_target)
     )
-    out += spread
+    out += spread + unsolved
     if anchor is not None:
         out += [
             "",

@@ -73,12 +73,21 @@ def test_docs_tables_match_the_results_files():
 # --- hand-made stores -------------------------------------------------------------------------------
 
 
-def _row(job: str, pred: str, status: str = "ok", counts=(1, 0, 3, 0), fallback=None, learner="ilasp", **kw):
+def _row(
+    job: str,
+    pred: str,
+    status: str = "ok",
+    counts=(1, 0, 3, 0),
+    fallback=None,
+    learner="ilasp",
+    game="g",
+    **kw,
+):
     extra = {"all_false": {"test_tp": 0, "test_fp": 0, "test_tn": 4, "test_fn": 2}}
     if fallback is not None:
         extra["fallback"] = fallback
     values = dict(zip(("test_tp", "test_fp", "test_tn", "test_fn"), counts or (None,) * 4, strict=True))
-    return row(job, status=status, game="g", target="next", predicate=pred, learner=learner, extra=extra,
+    return row(job, status=status, game=game, target="next", predicate=pred, learner=learner, extra=extra,
                learn_s=2.0, **values, **kw)  # fmt: skip
 
 
@@ -173,6 +182,36 @@ def test_docs_list_the_tasks_whose_outcome_varies_between_runs(tmp_path):
     assert "1 of 1 tasks are perfect in some runs and not in others: g/next (2/3)" in text
     assert "| g/next | 91.7% | 0.1443 | 2/3 |" in text  # mean of 1, 0.75, 1; sample std
     assert "| 0.7 [0.0, 1.0] |" in text  # the perfect count: mean 2/3 over runs, its interval cut to [0, 1]
+
+
+def test_docs_list_the_unsolved_tasks_of_a_learner_with_fallbacks_by_why(tmp_path):
+    """At the learner's largest budget only, and not for a learner without fallback models."""
+    store = ResultStore(tmp_path / "s")
+    store.write(
+        [
+            _row("cut", "next_a", game="cut", status="timeout", fallback=True, counts=(1, 1, 2, 0)),
+            _row("partial", "next_a", game="partial", fallback=True, counts=(1, 0, 3, 1)),
+            _row("wrong", "next_a", game="wrong", fallback=False, counts=(1, 1, 2, 0)),
+            _row("none", "next_a", game="none", status="error", counts=None),
+            _row("solved", "next_a", game="solved", fallback=False, counts=(1, 0, 3, 0)),
+            _row("short", "next_a", game="short", fallback=True, counts=(1, 1, 2, 0), budget_s=10.0),
+            _row("knn", "next_a", game="knn", learner="knn5", counts=(1, 1, 2, 0)),
+        ]
+    )
+    out = tmp_path / "res"
+    export(store, out, commit="abc")
+    text = render(out)
+    assert "### Tasks not solved: ilasp at 60s" in text and "4 of 5 tasks are not perfect" in text
+    for why, task in [
+        ("cut by the budget", "cut/next 0.833"),
+        ("no complete program", "partial/next 0.750"),
+        ("complete on train, wrong on test", "wrong/next 0.833"),
+        ("no model before the budget", "none/next 0.500"),
+    ]:
+        (line,) = [x for x in text.splitlines() if x.startswith(f"- **{why}** (1): ")]
+        assert line.endswith(f". {task}"), line
+    assert "Tasks not solved: ilasp at 10s" not in text and "Tasks not solved: knn5" not in text
+    assert "solved/next" not in text
 
 
 def test_perfect_count_interval_by_hand():
