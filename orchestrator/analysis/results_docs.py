@@ -46,13 +46,16 @@ def _share(k: int, n: int) -> str:
     return f"{k}/{n} ({pct(k / n) if n else '-'})"
 
 
-def _files(results_dir: Path) -> list[Path]:
-    def key(p: Path) -> tuple:
-        learner = read_rows(p)[0]["learner"] if read_rows(p) else p.stem
+def _files(results_dir: Path) -> list[tuple[Path, list[dict]]]:
+    """Each results file with its rows (read once), in learner order."""
+
+    def key(item: tuple[Path, list[dict]]) -> tuple:
+        p, rows = item
+        learner = rows[0]["learner"] if rows else p.stem
         order = LEARNER_ORDER.index(learner) if learner in LEARNER_ORDER else len(LEARNER_ORDER)
         return (order, learner, p.name)
 
-    return sorted((p for p in results_dir.glob("*.csv")), key=key)
+    return sorted(((p, read_rows(p)) for p in results_dir.glob("*.csv")), key=key)
 
 
 def stale_note(rows: list[dict]) -> str:
@@ -211,9 +214,8 @@ def render(results_dir: Path = RESULTS_DIR, anchor: Anchor | None = None, anchor
     head = ["learner", "budget", "file", *SUMMARY_HEAD, "trivial tasks", "runs", "perfect count: mean over runs [95% CI]",
             "ba std (mean over tasks)", "commit", "source hash"]  # fmt: skip
     body, by_target, compared, spread, unsolved = [], [], [], [], []
-    read = [(path, read_rows(path)) for path in files]
-    listed = _largest_budget_with_fallbacks(read)
-    for path, rows in read:
+    listed = _largest_budget_with_fallbacks(files)
+    for path, rows in files:
         if not rows:
             continue
         s = summarise(rows)
