@@ -48,8 +48,9 @@ defaults, concept library, refit), each a :class:`learners.ilp.mode.Mode` passed
 
 Budget: every share is cut from one :class:`learners.ilp.meter.Meter`: wall-clock seconds by
 default, or units of work with ``ilasp_w<N>`` (the same steps on any machine; the wall-clock
-budget still holds as a hard stop). The loop stops at ``LOOP_SHARE`` of it, one seed's search gets
-at most ``SEARCH_SHARE`` of what is left, and the fallback cover and selection use the rest. The
+budget still holds as a hard stop). The loop stops when a reserve is left (:func:`learners.ilp.loop.reserve`),
+one seed's search gets at most ``SEARCH_SHARE`` of what is left, and the fallback cover and
+selection use the reserve. The
 job's seed (``fit(..., seed=)``) draws the search sample and the seeds.
 
 A task with no positive training example learns the empty program. The model is a

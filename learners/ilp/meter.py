@@ -87,6 +87,11 @@ class Meter:
         left = self.left()
         return self.part(left * fraction if math.isfinite(left) else left)
 
+    def less(self, reserve: float) -> Meter:
+        """A sub-allowance that ends ``reserve`` units before this one (all of an unbounded one)."""
+        left = self.left()
+        return self.part(left - reserve if math.isfinite(left) else left)
+
     def grace(self, units: float) -> Meter:
         """This allowance, or ``units`` from now if that ends later (a cheap last step after a
         costly one that may have used everything); still within the wall-clock budget."""

@@ -61,11 +61,15 @@ class Pool:
     def verify(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:
         """``clause`` scored on every training example; None if seen before, too large or covering
         no positive."""
+        return self.score(clause, facts, targets, max_rows) if self.file(clause) else None
+
+    def file(self, clause: Clause) -> bool:
+        """Note ``clause`` as seen; False if it was (every clause is scored at most once)."""
         text = clause.text()
         if text in self.clauses:
-            return None
+            return False
         self.clauses[text] = clause
-        return self.score(clause, facts, targets, max_rows)
+        return True
 
     def score(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:
         """``clause`` scored on every training example without filing it (`verify` files it);
