@@ -188,3 +188,19 @@ def test_meter_share_of_unbounded_is_unbounded_and_grace_extends():
     grace = work.grace(2)
     assert grace.left() == 2 and not grace.expired()
     assert work.grace(0).expired()
+
+
+def test_the_loop_keeps_a_tenth_for_the_final_stages_at_least_a_second_at_most_a_quarter():
+    """The loop's reserve (`loop.reserve`): 10% of a long allowance, where the fixed quarter kept
+    before left every budget-cut job a quarter of its budget unused; a floor of about a second
+    of work, and never more than a quarter, so short allowances keep what they had."""
+    from learners.ilp.loop import reserve
+    from learners.ilp.meter import WORK_PER_SECOND
+
+    long = Meter.of(Budget(), 100 * WORK_PER_SECOND)
+    assert reserve(long) == 10 * WORK_PER_SECOND
+    assert long.less(reserve(long)).left() == 90 * WORK_PER_SECOND
+    assert reserve(Meter.of(Budget(), 5 * WORK_PER_SECOND)) == WORK_PER_SECOND
+    assert reserve(Meter.of(Budget(), 2 * WORK_PER_SECOND)) == WORK_PER_SECOND / 2
+    assert reserve(Meter(Budget(), Work())) == 0.0  # unbounded: the loop has it all
+    assert Meter(Budget(), Work()).less(5).left() == math.inf
