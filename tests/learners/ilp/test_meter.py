@@ -19,7 +19,8 @@ from learners.base import Budget
 from learners.ilp.bias import bias_for
 from learners.ilp.coverage import example_atoms, facts_for, targets_for
 from learners.ilp.frame import _sequential_cover, frame_step
-from learners.ilp.meter import Meter, Work
+from learners.ilp.loop import reserve
+from learners.ilp.meter import WORK_PER_SECOND, Meter, Work
 from learners.ilp.search import Bottom, Search, SearchResult
 from tasks.signature import parse_typ
 from tasks.task import Task, parse_atom
@@ -194,9 +195,6 @@ def test_the_loop_keeps_a_tenth_for_the_final_stages_at_least_a_second_at_most_a
     """The loop's reserve (`loop.reserve`): 10% of a long allowance, where the fixed quarter kept
     before left every budget-cut job a quarter of its budget unused; a floor of about a second
     of work, and never more than a quarter, so short allowances keep what they had."""
-    from learners.ilp.loop import reserve
-    from learners.ilp.meter import WORK_PER_SECOND
-
     long = Meter.of(Budget(), 100 * WORK_PER_SECOND)
     assert reserve(long) == 10 * WORK_PER_SECOND
     assert long.less(reserve(long)).left() == 90 * WORK_PER_SECOND
