@@ -4,8 +4,9 @@ Why: the worker scores the last program a fit reported when the budget stops it.
 stage a fit's first report came after the frame step and a first seed's search; on a big task
 (millions of target atoms) that took the whole 10 s budget, and the row scored as predicting
 nothing (0.5), where the inertia rule alone scores 0.95 (measured on the GGP benchmark at 10 s:
-67 of 911 predicates stored no program, 48 of them cut by the budget before any report). So the first report is the best of these rules on train,
-and the anytime contract (`loop.LoopState.hand_out`) only reports a better hypothesis after it.
+67 of 911 predicates stored no program, 48 of them cut by the budget before any report). So the
+first report is the best of these rules on train, and the anytime contract
+(`loop.LoopState.hand_out`) only reports a better hypothesis after it.
 
 The rules are the inertia rule ``next_p(X..) :- true_p(X..)`` (when ``true_p`` has the head's
 types) and the ground facts of the target atoms positive in at least half of the training

@@ -19,6 +19,7 @@ only a weighted cover problem; it never grounds a rule body.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -171,16 +172,21 @@ program is kept small enough to ground in about a second (the best-scoring rules
 
 def best_partial_cover(
     rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float, max_lines: int = MAX_LINES,
-    meter: Meter | None = None,
+    meter: Meter | None = None, greedy: list[int] | None = None,
 ) -> list[int]:  # fmt: skip
     """Rules maximising training balanced accuracy (then fewest literals); see the module docstring.
 
-    Anytime: the optimisation's best model, or the greedy cover where that is better - a solver
-    stopped before its first model (a loaded machine, a large program) used to return no rule at
-    all, and the learner then reported the empty program over a partial cover of 0.99.
+    ``seconds`` bound the whole call, building and grounding the program included (a large pool
+    grounds for longer than its solve: counted apart, the fallback's cover overran the reserve the
+    loop left for it and the worker's hard stop cut the job). Anytime: the optimisation's best
+    model, or the greedy cover (``greedy``, when the caller has it) where that is better - a
+    solver stopped before its first model (a loaded machine, a large program) used to return no
+    rule at all, and the learner then reported the empty program over a partial cover of 0.99.
     """
-    solved = _optimal_partial_cover(rules, n_pos, n_neg, seconds, max_lines, meter)
-    greedy = greedy_partial_cover(rules, n_pos, n_neg)
+    until = time.monotonic() + seconds
+    if greedy is None:
+        greedy = greedy_partial_cover(rules, n_pos, n_neg)
+    solved = _optimal_partial_cover(rules, n_pos, n_neg, until, max_lines, meter)
     return max((solved, greedy), key=lambda ids: _partial_score(rules, ids, n_pos, n_neg))
 
 
@@ -213,11 +219,25 @@ def greedy_partial_cover(
 
 
 def _compact(keys: list[np.ndarray]) -> list[np.ndarray]:
-    """Each key array as indices into the sorted union of all of them."""
+    """Each key array as indices into the sorted union of all of them.
+
+    One stable argsort of the concatenation gives every key's rank among the distinct keys; a
+    search of each array in the union costs more than the sort itself (measured: 0.48 s of 0.75 s
+    for 15 rules of 5M keys, 0.40 s in all this way). Ranks are int32: a union never has 2^31 keys.
+    """
     if not any(len(k) for k in keys):
         return [np.zeros(0, dtype=np.int64) for _ in keys]
-    union = arrays.union(keys)
-    return [np.searchsorted(union, k) for k in keys]
+    flat = np.concatenate(keys)
+    order = np.argsort(flat, kind="stable")  # timsort: merges the arrays' sorted runs
+    ordered = flat[order]
+    del flat
+    new = np.empty(len(ordered), dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    del ordered
+    ranks = np.empty(len(order), dtype=np.int32)
+    ranks[order] = np.cumsum(new, dtype=np.int32) - 1
+    return np.split(ranks, np.cumsum([len(k) for k in keys])[:-1])
 
 
 def _partial_score(rules: Sequence[ScoredRule], ids: list[int], n_pos: int, n_neg: int) -> tuple[float, int]:
@@ -230,9 +250,10 @@ def _partial_score(rules: Sequence[ScoredRule], ids: list[int], n_pos: int, n_ne
 
 
 def _optimal_partial_cover(
-    rules: Sequence[ScoredRule], n_pos: int, n_neg: int, seconds: float, max_lines: int, meter: Meter | None
+    rules: Sequence[ScoredRule], n_pos: int, n_neg: int, until: float, max_lines: int, meter: Meter | None
 ) -> list[int]:
-    """The clingo optimisation of :func:`best_partial_cover` (its best model when time runs out)."""
+    """The clingo optimisation of :func:`best_partial_cover` (its best model when the monotonic
+    clock reaches ``until``)."""
     if not rules:
         return []
     size = sum(len(r.pos) + len(r.neg) for r in rules)
@@ -249,7 +270,7 @@ def _optimal_partial_cover(
             total += c
         kept.sort()
         limit = max_lines if len(kept) < len(rules) else 1 << 62  # one huge rule: nothing to drop
-        sub = _optimal_partial_cover([rules[i] for i in kept], n_pos, n_neg, seconds, limit, meter)
+        sub = _optimal_partial_cover([rules[i] for i in kept], n_pos, n_neg, until, limit, meter)
         return [kept[i] for i in sub]
     pos_classes, neg_classes = _classes(rules, "pos"), _classes(rules, "neg")
     biggest = max([n for n, _ in pos_classes + neg_classes] + [1])
@@ -269,5 +290,5 @@ def _optimal_partial_cover(
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
     ctl.add("base", [], "\n".join(lines))
     ctl.ground([("base", [])])
-    chosen, _ = _solve(ctl, seconds, meter)
+    chosen, _ = _solve(ctl, until - time.monotonic(), meter)
     return sorted(chosen or [])

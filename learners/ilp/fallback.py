@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from learners.ilp.baseline import Baseline
-from learners.ilp.cover import ScoredRule, best_partial_cover
+from learners.ilp.cover import ScoredRule, best_partial_cover, greedy_partial_cover
 from learners.ilp.coverage import TooLarge, evaluate_clause, facts_for
 from learners.ilp.learning import LearnedProgram
 from learners.ilp.pool import balanced, union
@@ -27,15 +27,30 @@ Option = tuple[list[ScoredRule], str]
 """A candidate program's rules and the status it would be reported with."""
 
 
-def fallback(learning: Learning, hypothesis: list[ScoredRule], status: str, base: Baseline) -> LearnedProgram:
+def fallback(
+    learning: Learning, hypothesis: list[ScoredRule], status: str, base: Baseline, reported: float
+) -> LearnedProgram:
     """The best, on validate, of the last hypothesis, the best partial cover, the baseline program
-    and the empty program."""
+    and the empty program.
+
+    Anytime: the greedy partial cover is reported first when it is better on train than the last
+    program reported (``reported``, its train balanced accuracy), so that a job cut by the hard
+    stop during the optimisation or the selection scores it, not a baseline reported seconds
+    before (a loop whose seeds found only rules that cover negatives reports nothing else).
+    """
     lr = learning
     with lr.profile.timing("select"):
         base.file(lr)
         candidates = lr.pool.consistent + lr.pool.partial
+        greedy = greedy_partial_cover(candidates, lr.n_pos, lr.n_neg)
+        early = lr.program([candidates[i] for i in greedy], f"{status}; greedy partial cover")
+        if early.train_ba > reported:
+            early.fallback = True
+            lr.report(early)
         limit = lr.meter.share(0.5)
-        ids = best_partial_cover(candidates, lr.n_pos, lr.n_neg, limit.seconds(0.2), meter=limit)
+        ids = best_partial_cover(
+            candidates, lr.n_pos, lr.n_neg, limit.seconds(0.2), meter=limit, greedy=greedy
+        )
         options = [
             (hypothesis, status),
             ([candidates[i] for i in ids], f"{status}; best partial cover"),

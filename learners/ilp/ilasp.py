@@ -35,11 +35,12 @@ Beyond the published ILASP*:
   optimisation at the end) instead of ILASP*'s relevant-example cover;
 * a train-perfect program is learned once more from train and validate pooled, and replaced if
   that is complete too (`IlaspLearner._refit`, ``Settings.refit``);
-* ``Settings.complement`` learns a 0-ary target's complement, when the direct program is not exact, as an invented
-  ``inv_`` predicate;
+* ``Settings.complement`` learns a 0-ary target's complement, when the direct program is not
+  exact, as an invented ``inv_`` predicate;
 * ``Settings.concepts``: ``goal`` and ``terminal`` learn over a library of closures (recursion),
-  counts and lines (``Settings.lines``) defined from the signature (:mod:`learners.ilp.concepts`); a program that uses one
-  carries its definition. docs/ilp.md lists the language, the switches and their measured effect.
+  counts and lines (``Settings.lines``) defined from the signature (:mod:`learners.ilp.concepts`);
+  a program that uses one carries its definition. docs/ilp.md lists the language, the switches
+  and their measured effect.
 
 The stages live one per module: :mod:`learners.ilp.loop` runs them (frame step, seed search
 :mod:`learners.ilp.seeds`, combine :mod:`learners.ilp.combine`, fallback selection
@@ -48,10 +49,10 @@ defaults, concept library, refit), each a :class:`learners.ilp.mode.Mode` passed
 
 Budget: every share is cut from one :class:`learners.ilp.meter.Meter`: wall-clock seconds by
 default, or units of work with ``ilasp_w<N>`` (the same steps on any machine; the wall-clock
-budget still holds as a hard stop). The loop stops when a reserve is left (:func:`learners.ilp.loop.reserve`),
-one seed's search gets at most ``SEARCH_SHARE`` of what is left, and the fallback cover and
-selection use the reserve. The
-job's seed (``fit(..., seed=)``) draws the search sample and the seeds.
+budget still holds as a hard stop). The loop stops when a reserve is left
+(:func:`learners.ilp.loop.reserve`), one seed's search gets at most ``SEARCH_SHARE`` of what is
+left, and the fallback cover and selection use the reserve. The job's seed (``fit(..., seed=)``)
+draws the search sample and the seeds.
 
 A task with no positive training example learns the empty program. The model is a
 :class:`learners.ilp.evaluate.RuleModel`, so it predicts through the one symbolic evaluation path.
@@ -152,22 +153,27 @@ class IlaspLearner:
         "at least K marks" instead of the lines; breakthrough_terminal 1.0 -> 0.91). So, as for
         the complement, the plain search gets ``1 - CONCEPT_SHARE`` of the budget; only if its
         program is not complete and exact on validate is the target learned once more over the
-        library (:mod:`learners.ilp.concepts`), and that program stands only if strictly better on
-        validate. Returns the task and mode the standing program was learned with (the refit
-        needs them).
+        library (:mod:`learners.ilp.concepts`; its atoms are computed only then, seconds on a big
+        board), and that program stands only if strictly better on validate. Returns the task and
+        mode the standing program was learned with (the refit needs them).
         """
-        extended, library = (
-            concepts.extend(task, self.settings.lines) if self.settings.concepts else (task, [])
-        )
         plain = Mode()
-        if not library:
+        if not (self.settings.concepts and concepts.has_library(task)):
             return task, plain, self._learn(task, plain, meter, seed, report)
-        over_library = Mode(library=tuple(library))
+        extension: list[tuple[Task, Mode]] = []
+
+        def over_library(m: Meter) -> Learned:
+            # extended only when needed: the closures and lines of a big board take seconds
+            extended, library = concepts.extend(task, self.settings.lines)
+            mode = Mode(library=tuple(library))
+            extension.append((extended, mode))
+            return self._learn(extended, mode, m, seed, ignore_report)
+
         learned, second = self._on_demand(
-            task, meter, CONCEPT_SHARE, lambda m: self._learn(task, plain, m, seed, report),
-            lambda m: self._learn(extended, over_library, m, seed, ignore_report), "concepts", report,
+            task, meter, CONCEPT_SHARE, lambda m: self._learn(task, plain, m, seed, report), over_library,
+            "concepts", report,
         )  # fmt: skip
-        return (extended, over_library, learned) if second else (task, plain, learned)
+        return (*extension[0], learned) if second else (task, plain, learned)
 
     def _on_demand(
         self, task: Task, meter: Meter, share: float, first: Learn, second: Learn, what: str, report: Report

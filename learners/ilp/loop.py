@@ -106,7 +106,7 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
         final = lr.program(state.hypothesis, "complete")
         report(final)
         return Learned(final, profile)
-    return Learned(fallback(lr, state.hypothesis, state.status, base), profile)
+    return Learned(fallback(lr, state.hypothesis, state.status, base, state.best_reported), profile)
 
 
 def reserve(meter: Meter) -> float:

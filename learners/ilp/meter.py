@@ -88,9 +88,9 @@ class Meter:
         return self.part(left * fraction if math.isfinite(left) else left)
 
     def less(self, reserve: float) -> Meter:
-        """A sub-allowance that ends ``reserve`` units before this one (all of an unbounded one)."""
-        left = self.left()
-        return self.part(left - reserve if math.isfinite(left) else left)
+        """A sub-allowance that ends ``reserve`` (finite) units before this one (all of an
+        unbounded one: infinity less a number)."""
+        return self.part(self.left() - reserve)
 
     def grace(self, units: float) -> Meter:
         """This allowance, or ``units`` from now if that ends later (a cheap last step after a

@@ -621,13 +621,21 @@ def test_head_variables_that_share_a_seed_value_stay_distinct():
     assert _test_ba(model, task) == 1.0
 
 
-def test_concept_library_is_searched_only_when_the_plain_program_is_not_exact():
-    """Counts fit a few positives by coincidence, so the library is a second try, not the default."""
+def test_concept_library_is_searched_only_when_the_plain_program_is_not_exact(monkeypatch):
+    """Counts fit a few positives by coincidence, so the library is a second try, not the default;
+    its atoms (seconds on a big board) are not computed either."""
+    import learners.ilp.concepts as concepts
+
+    extended: list[str] = []
+    real = concepts.extend
+    monkeypatch.setattr(concepts, "extend", lambda task, *a: extended.append(task.game) or real(task, *a))
     task = board_task("full")
+    assert concepts.has_library(task)
     learner = IlaspLearner(Settings(complement=False))
     model = learner.fit(task, Budget(20))
     assert _test_ba(model, task) == 1.0, model.rules()
     assert "count_" not in model.rules() and "concepts" not in learner.profile.status, learner.profile.status
+    assert extended == []
 
 
 def test_a_functional_target_is_learned_as_its_rare_values_and_a_default():
