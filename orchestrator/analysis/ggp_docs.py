@@ -120,6 +120,8 @@ def difficulty_section(ggp: dict, iggp: dict) -> list[str]:
             if not data:
                 body.append([learner, f"{budget}s", name, "-", "-", "-", "not run at this budget"])
                 continue
+            if any(r.get("stale") for r in data):  # measured with other sources (orch bench stale)
+                name += " (stale)"
             s = summarise(data)
             bas = [float(r["balanced_accuracy"]) for r in data]
             body.append([learner, f"{budget}s", name, str(s["tasks"]), pct(s["balanced_accuracy"]),
