@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["format_atom", "parse_atom", "predicate_of"]
+__all__ = ["format_atom", "parse_atom", "parse_atoms", "predicate_of"]
 
 _ATOM = re.compile(r"^\s*([^\s(),]+)\s*(?:\((.*)\))?\s*$")  # any KIF symbol (docs/gdl.md)
 
@@ -31,6 +31,19 @@ def parse_atom(text: str) -> tuple[str, tuple[str, ...]]:
     if args is None or not args.strip():
         return name, ()
     return name, tuple(a.strip() for a in args.split(","))
+
+
+def parse_atoms(texts: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """:func:`parse_atom` of each of ``texts``; past the memo's size, without it.
+
+    Why: a vocabulary larger than the memo, read in one pass, evicts every entry before any is
+    read again, so each read pays the memo's upkeep, parses everything anew and leaves the memo
+    without the entries other readers hit (a generated ``legal_jump`` of 352,947 atoms, read
+    twice: 4.3-4.6 s memoised, 3.8-4.2 s not, measured beside other work on 2 cores).
+    """
+    maxsize = parse_atom.cache_parameters()["maxsize"] or 0
+    parse = parse_atom if len(texts) <= maxsize else parse_atom.__wrapped__
+    return [parse(t) for t in texts]
 
 
 def format_atom(name: str, args: Sequence[str]) -> str:

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from learners.ilp.bias import is_integer, type_families
+from tasks.atoms import predicate_of
 from tasks.signature import Declaration, Signature
 from tasks.task import Split, Task, Vocabulary, format_atom, parse_atom
 
@@ -66,10 +67,9 @@ class Concept:
 def extend(task: Task, lines: bool = True) -> tuple[Task, list[Concept]]:
     """``task`` with the library's atoms added to its backgrounds, statics and signature
     (``lines``: with the line concepts)."""
-    sig = task.signature
-    if sig is None or task.target not in CONCEPT_TARGETS:
+    declared, sig = _declared(task), task.signature
+    if declared is None or sig is None:
         return task, []
-    declared = sig.all_flat_predicates()
     atoms, dynamic = _seen_atoms(task)
     family = type_families(sig)
     vocab = Vocabulary.of(task.background_atoms.names)
@@ -113,10 +113,10 @@ def extend(task: Task, lines: bool = True) -> tuple[Task, list[Concept]]:
                     name: _lines(split, atoms[pred], a, b, concept, vocab)
                     for name, split in task.splits.items()
                 }
-                if any(found.values()):
-                    concepts.append(concept)
+                if all(cols is not None for cols in found.values()) and any(found.values()):
+                    concepts.append(concept)  # in every split or none: a split's atoms are clingo's
                     for split_name, cols in found.items():
-                        columns[split_name] += cols
+                        columns[split_name] += cols or []
     if not concepts:
         return task, []
     n = len(vocab)
@@ -154,11 +154,26 @@ def has_library(task: Task) -> bool:
     """Whether :func:`extend` gives ``task`` a library, decided without computing its atoms (the
     closures and lines of a big board take seconds): a ``goal`` or ``terminal`` task with a
     declared fluent of one argument or more, which has its count concept at least."""
+    declared = _declared(task)
+    return declared is not None and any(declared.get(pred) for pred in _fluents(task))
+
+
+def _declared(task: Task) -> dict[str, tuple[str, ...]] | None:
+    """The declared argument types by flat predicate, or None where the task has no library (no
+    signature, or a target other than ``goal`` and ``terminal``)."""
     sig = task.signature
     if sig is None or task.target not in CONCEPT_TARGETS:
-        return False
-    declared = sig.all_flat_predicates()
-    return any(declared.get(pred) for pred in _seen_atoms(task)[1])
+        return None
+    return sig.all_flat_predicates()
+
+
+def _fluents(task: Task) -> set[str]:
+    """The predicates of the background atoms seen in some example and not static: what
+    :func:`_seen_atoms` returns second, from the predicate names alone (no argument parsed)."""
+    seen = task.seen_background_ids()
+    fluent_ids = seen[~np.isin(seen, np.asarray(task.statics, dtype=np.int64))]
+    names = task.background_atoms.names
+    return {predicate_of(names[i]) for i in fluent_ids}
 
 
 def _seen_atoms(task: Task) -> tuple[dict[str, list[tuple[int, tuple[str, ...]]]], set[str]]:
@@ -212,9 +227,7 @@ def _counts(
     out = []
     for g, value in enumerate(values):
         for k in range(1, min(int(counts[:, g].max(initial=0)), MAX_COUNT) + 1):
-            col = counts[:, g] >= k
-            if not col.all():  # true in every example: says nothing (``count_true_control(1)``)
-                out.append((vocab.add(format_atom(name, (*value, str(k)))), col))
+            out.append((vocab.add(format_atom(name, (*value, str(k)))), counts[:, g] >= k))
     return out
 
 
@@ -284,7 +297,8 @@ def _lines(
     vocab: Vocabulary,
 ):
     """Columns ``line_p_a_b(V.., K)``, vectorised: the atoms on a grid per example and the other
-    arguments (``rest``); a line of ``K`` is a line of ``K - 1`` whose next cell holds too.
+    arguments (``rest``); a line of ``K`` is a line of ``K - 1`` whose next cell holds too. None
+    where the grid is past ``MAX_GRID_CELLS`` (the concept is then left out of every split).
 
     The grid is built ``GRID_CHUNK_CELLS`` at a time (whole examples): at once, a grid of
     ``MAX_GRID_CELLS`` and its runs in four directions were the largest thing a job held
@@ -297,7 +311,7 @@ def _lines(
     ys = np.array([int(args[b]) for _, args in atoms])
     width, height = xs.max() - xs.min() + 1, ys.max() - ys.min() + 1
     if split.n_examples * len(rests) * width * height > MAX_GRID_CELLS:
-        return []
+        return None
     ids = np.array([i for i, _ in atoms], dtype=np.int64)
     r = np.array([rest_of[tuple(x for j, x in enumerate(args) if j not in (a, b))] for _, args in atoms])
     longest = np.zeros((split.n_examples, len(rests)), dtype=np.int8)
@@ -315,7 +329,7 @@ def _lines(
     for k in range(MIN_LINE, int(longest.max(initial=0)) + 1):
         for g, key in enumerate(keys):
             col = (longest[:, key_of == g] >= k).any(axis=1)
-            if col.any() and not col.all():
+            if col.any():
                 out.append((vocab.add(format_atom(concept.name, (*key, str(k)))), col))
     return out
 

@@ -21,6 +21,7 @@ import numpy as np
 from learners.ilp.bias import NEQ, OFFSET, Clause, Literal, is_integer
 from learners.ilp.relations import Column, Table, TooLarge, join, pack, semi
 from tasks import arrays
+from tasks.atoms import parse_atoms
 from tasks.task import Split, Task, Vocabulary, parse_atom
 
 __all__ = ["Facts", "Targets", "TooLarge", "extend", "derive", "evaluate_clause", "facts_for", "targets_for"]
@@ -70,7 +71,7 @@ class ParsedVocabulary:
     def of(cls, vocab: Vocabulary, constants: Constants) -> ParsedVocabulary:
         preds: dict[str, int] = {}
         arity: dict[str, int] = {}
-        parsed = [parse_atom(a) for a in vocab.names]
+        parsed = parse_atoms(vocab.names)
         width = max((len(args) for _, args in parsed), default=0)
         pred_of = np.zeros(len(parsed), dtype=np.int64)
         args = np.full((len(parsed), max(width, 1)), -1, dtype=np.int64)

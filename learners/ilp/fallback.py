@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from learners.ilp.baseline import Baseline
 from learners.ilp.cover import ScoredRule, best_partial_cover, greedy_partial_cover
-from learners.ilp.coverage import TooLarge, evaluate_clause, facts_for
 from learners.ilp.learning import LearnedProgram
-from learners.ilp.pool import balanced, union
 
 if TYPE_CHECKING:
     from learners.ilp.learning import Learning
@@ -66,27 +62,13 @@ def fallback(
 def select(learning: Learning, options: list[Option]) -> LearnedProgram:
     """The option with the best validate balanced accuracy (train if no validate), then shortest.
 
-    Validate coverage is computed by the same joins as training coverage (cheap); the chosen
-    program still predicts through RuleModel like every other symbolic model.
+    Validate is scored by the same joins as training coverage (:mod:`learners.ilp.scoring`: cheap,
+    the counts clingo gives); the chosen program still predicts through RuleModel like every
+    other symbolic model.
     """
     lr = learning
     models = [lr.program(rules, why) for rules, why in options]
-    if "validate" not in lr.task.splits or len(models) == 1:
+    if not lr.scorer.has_split or len(models) == 1:
         return max(models, key=lambda m: (m.train_ba, -len(m.text)))
-    split = lr.task.split("validate")
-    facts = facts_for(lr.task, split)
-    targets = lr.mode.targets(lr.task, split, facts.constants)
-    v_pos = len(targets.positives)
-    v_neg = facts.n * targets.table.n - v_pos
-    scored = []
-    for (rules, _), m in zip(options, models, strict=True):
-        keys = []
-        for r in rules:
-            try:
-                keys.append(evaluate_clause(lr.pool.clauses[r.text], facts, targets, lr.settings.max_rows))
-            except TooLarge:
-                keys.append(np.zeros(0, dtype=np.int64))
-        derived = union(keys)
-        tp = int(np.isin(derived, targets.positives).sum())
-        scored.append((balanced(tp, len(derived) - tp, v_pos, v_neg), m.train_ba, -len(m.text), m))
+    scored = [(lr.scorer.balanced_accuracy(m.learned_rules, m), m.train_ba, -len(m.text), m) for m in models]
     return max(scored, key=lambda s: s[:3])[3]

@@ -73,8 +73,6 @@ from learners.ilp.loop import learn
 from learners.ilp.meter import Meter
 from learners.ilp.mode import Mode
 from learners.ilp.profile import Profile
-from learners.metrics import evaluate
-from learners.metrics import pool as pool_counts
 from tasks.task import Task, parse_atom
 
 __all__ = ["IlaspLearner", "LearnedProgram", "make_ilasp"]
@@ -122,8 +120,6 @@ class IlaspLearner:
     settings: Settings = field(default_factory=Settings)
     name: str = "ilasp"
     profile: Profile = field(default_factory=Profile)
-    _validated: dict[tuple[int, str], float] = field(default_factory=dict, repr=False, compare=False)
-    """Validate scores of this fit's programs (`_validate_ba`), keyed by task and program text."""
 
     def fit(
         self, task: Task, budget: Budget, report: Report = ignore_report, seed: int | None = None
@@ -132,7 +128,6 @@ class IlaspLearner:
         ``goal`` and ``terminal`` over the concept library too, on demand (`_with_concepts`)."""
         meter = Meter.of(budget, self.settings.max_work)
         seed = SEED if seed is None else seed
-        self._validated = {}  # tasks of this fit only: their ids are not reused while it runs
         started = meter.now()
         task, bounded = data_bound.within(task, self.settings.data_atoms, seed)
         if bounded:  # every program this fit reports (a timeout keeps the last) says it
@@ -170,13 +165,13 @@ class IlaspLearner:
             return self._learn(extended, mode, m, seed, ignore_report)
 
         learned, second = self._on_demand(
-            task, meter, CONCEPT_SHARE, lambda m: self._learn(task, plain, m, seed, report), over_library,
+            meter, CONCEPT_SHARE, lambda m: self._learn(task, plain, m, seed, report), over_library,
             "concepts", report,
         )  # fmt: skip
         return (*extension[0], learned) if second else (task, plain, learned)
 
     def _on_demand(
-        self, task: Task, meter: Meter, share: float, first: Learn, second: Learn, what: str, report: Report
+        self, meter: Meter, share: float, first: Learn, second: Learn, what: str, report: Report
     ) -> tuple[Learned, bool]:
         """``first`` with ``1 - share`` of the allowance; ``second`` only if that program is not
         complete and exact on validate (and ``MIN_REFIT_SECONDS`` are left), with ``REFIT_SHARE``
@@ -187,13 +182,13 @@ class IlaspLearner:
         if meter.left() < meter.units(MIN_REFIT_SECONDS):
             return learned, False
         rest = meter.share(REFIT_SHARE)
-        first_ba = self._validate_ba(task, learned.program)
+        first_ba = self._validate_ba(learned, meter)
         if learned.program.status == "complete" and first_ba == 1.0:
             return learned, False
         kept = self._second_try(
             lambda: second(rest),
             learned,
-            lambda program: self._validate_ba(task, program) > first_ba,
+            lambda again: self._validate_ba(again, meter) > first_ba,
             what,
             report,
         )
@@ -221,16 +216,16 @@ class IlaspLearner:
         pooled = task.pooled_train()
         if pooled is None or meter.left() < max(took, meter.units(MIN_REFIT_SECONDS)):
             return learned
-        if self._validate_ba(task, model) == 1.0:
+        if self._validate_ba(learned, meter) == 1.0:
             return learned
         rest = meter.share(REFIT_SHARE)
         return self._second_try(
             lambda: self._learn(pooled, base, rest, seed, ignore_report), learned,
-            lambda refit: refit.status == "complete", "refit on train+validate", report,
+            lambda refit: refit.program.status == "complete", "refit on train+validate", report,
         )  # fmt: skip
 
     def _second_try(
-        self, learn_again: Callable[[], Learned], first: Learned, better: Callable[[LearnedProgram], bool],
+        self, learn_again: Callable[[], Learned], first: Learned, better: Callable[[Learned], bool],
         what: str, report: Report,
     ) -> Learned:  # fmt: skip
         """Learn once more (a refit, the complement); keep it if ``better``, else keep ``first``.
@@ -241,25 +236,25 @@ class IlaspLearner:
         profile = second.profile
         second_status = profile.status
         profile.add(first.profile)
-        if not better(second.program):
+        if not better(second):
             profile.status = f"{first.profile.status} ({what}: {second_status}, not kept)"
-            return Learned(first.program, profile)
+            return first._replace(profile=profile)
         profile.status = f"{second_status} ({what})"
         second.program.note += f"; {what}"
         report(second.program)
-        return Learned(second.program, profile)
+        return second
 
-    def _validate_ba(self, task: Task, model: LearnedProgram) -> float:
-        """Balanced accuracy on the validate split through the one evaluation path (train BA without
-        one). Memoised per fit: each on-demand step asks for the standing program's score again,
-        and on a big task one clingo evaluation of validate takes seconds outside the meter."""
-        if "validate" not in task.splits:
-            return model.train_ba
-        key = (id(task), model.text)
-        if key not in self._validated:
-            counts = evaluate(model, task, ["validate"])["validate"].values()
-            self._validated[key] = pool_counts(counts).balanced_accuracy
-        return self._validated[key]
+    @staticmethod
+    def _validate_ba(learned: Learned, meter: Meter) -> float:
+        """Balanced accuracy of ``learned``'s program on the validate split (train BA without one),
+        scored as its learning tested rules (:mod:`learners.ilp.scoring`), memoised per learning,
+        within ``meter`` (one unit of work per rule, as a verification on train)."""
+        scorer, program = learned.scorer, learned.program
+        if not scorer.has_split:
+            return program.train_ba
+        meter.spend(max(len(program.learned_rules), 1))
+        with learned.profile.timing("select"):
+            return scorer.balanced_accuracy(program.learned_rules, program)
 
     def _learn(self, task: Task, base: Mode, meter: Meter, seed: int, report: Report) -> Learned:
         """Learn the target; a 0-ary target (``terminal``) may also be learned as its complement,
@@ -286,18 +281,18 @@ class IlaspLearner:
         else:
             return learn(task, settings, base, meter, seed, report)
         learned, _ = self._on_demand(
-            task, meter, share, lambda m: learn(task, settings, base, m, seed, report),
+            meter, share, lambda m: learn(task, settings, base, m, seed, report),
             lambda m: learn(task, settings, other, m, seed, ignore_report), what, report,
         )  # fmt: skip
         return learned
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?:_w(?P<max_work>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|lines|widen|lifted|offsets|combine|absence|complement|defaults|refit))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?:_d(?P<data_atoms>\d+))?(?:_w(?P<max_work>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|lines|widen|lifted|offsets|combine|absence|complement|defaults|refit))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
-    params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); max_work: a deterministic work "
+    params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); data_atoms: the data bound, atoms of a split learned from (default 2000000; e.g. ilasp_d300000); max_work: a deterministic work "
     "bound, units of work instead of seconds (e.g. ilasp_w100000; the budget still holds); _noframe, _nocombine, "
     "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _nolines, _nowiden, _nolifted, _nooffsets, _nocomplement, _nodefaults switch a default feature off "
     "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
@@ -305,7 +300,10 @@ class IlaspLearner:
     symbolic=True,
 )
 def make_ilasp(
-    max_body: int | None = None, max_work: int | None = None, switches: str | None = None
+    max_body: int | None = None,
+    data_atoms: int | None = None,
+    max_work: int | None = None,
+    switches: str | None = None,
 ) -> IlaspLearner:
     changes: dict = {}
     fields = {"frameconst": "frame_constants", "framecover": "frame_cover", "frameequal": "frame_equal"}
@@ -313,6 +311,8 @@ def make_ilasp(
         changes[fields.get(word.removeprefix("no"), word.removeprefix("no"))] = not word.startswith("no")
     if max_body is not None:
         changes["max_body"] = max_body
+    if data_atoms is not None:
+        changes["data_atoms"] = data_atoms
     if max_work is not None:
         changes["max_work"] = max_work
     return IlaspLearner(replace(Settings(), **changes))

@@ -15,6 +15,7 @@ from learners.ilp.meter import Meter
 from learners.ilp.mode import Mode
 from learners.ilp.pool import Pool, balanced, union
 from learners.ilp.profile import Profile
+from learners.ilp.scoring import Scorer
 from tasks.task import Split, Task
 
 
@@ -27,10 +28,15 @@ class LearnedProgram(RuleModel):
     keeps this flag (``extra.fallback``) so reports can also count such models as failures.
     """
 
-    def __init__(self, rules: str, *, status: str, iterations: int, train_ba: float, fallback: bool = False):
+    def __init__(
+        self, rules: str, *, status: str, iterations: int, train_ba: float, fallback: bool = False,
+        learned_rules: tuple[str, ...] = (),
+    ):  # fmt: skip
         super().__init__(
             rules, name="ilasp", note=f"{status}, {iterations} iterations, train BA {train_ba:.3f}"
         )
+        self.learned_rules = learned_rules
+        """The learned rules the program is written from (as its mode writes them: `program_of`)."""
         self.status = status
         self.iterations = iterations
         self.train_ba = train_ba
@@ -49,17 +55,19 @@ def program_of(
 ) -> LearnedProgram:
     """The learned program of ``rules`` (as ``mode`` writes it), with its training balanced accuracy."""
     tp, fp = len(union([r.pos for r in rules])), len(union([r.neg for r in rules]))
+    texts = tuple(r.text for r in rules)
     return LearnedProgram(
-        mode.program([r.text for r in rules], head), status=status, iterations=iterations,
-        train_ba=balanced(tp, fp, n_pos, n_neg),
+        mode.program(list(texts), head), status=status, iterations=iterations,
+        train_ba=balanced(tp, fp, n_pos, n_neg), learned_rules=texts,
     )  # fmt: skip
 
 
 class Learned(NamedTuple):
-    """A learning's program and where its time went."""
+    """A learning's program, where its time went, and what scores its programs on validate."""
 
     program: LearnedProgram
     profile: Profile
+    scorer: Scorer
 
 
 @dataclass
@@ -77,6 +85,7 @@ class Learning:
     targets: Targets
     bias: Bias
     pool: Pool
+    scorer: Scorer
 
     @property
     def n_pos(self) -> int:

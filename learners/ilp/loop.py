@@ -39,6 +39,7 @@ from learners.ilp.meter import Meter
 from learners.ilp.mode import Mode
 from learners.ilp.pool import Pool, covered
 from learners.ilp.profile import Profile
+from learners.ilp.scoring import Scorer
 from learners.ilp.seeds import SeedSearch
 from tasks.task import Task, parse_atom
 
@@ -77,14 +78,15 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
         facts = facts_for(task, train)
         targets = mode.targets(task, train, facts.constants)
     n_neg = facts.n * targets.table.n - len(targets.positives)
+    pool = Pool(targets.positives, n_neg)
+    scorer = Scorer(task, mode, pool.clauses, settings.max_rows)
     if len(targets.positives) == 0:
         profile.status = "no positives"
         model = program_of([], mode, task.predicates[0], 0, n_neg, "no positive training example", 0)
         report(model)
-        return Learned(model, profile)
+        return Learned(model, profile, scorer)
     bias = mode.bias(bias_for(task, settings))
-    pool = Pool(targets.positives, n_neg)
-    lr = Learning(task, settings, mode, meter, profile, report, train, facts, targets, bias, pool)
+    lr = Learning(task, settings, mode, meter, profile, report, train, facts, targets, bias, pool, scorer)
     loop = meter.less(reserve(meter))
     rng = np.random.default_rng(seed)
     seeds = SeedSearch(lr, rng)
@@ -105,8 +107,8 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
     if len(covered(state.hypothesis)) == lr.n_pos:
         final = lr.program(state.hypothesis, "complete")
         report(final)
-        return Learned(final, profile)
-    return Learned(fallback(lr, state.hypothesis, state.status, base, state.best_reported), profile)
+        return Learned(final, profile, scorer)
+    return Learned(fallback(lr, state.hypothesis, state.status, base, state.best_reported), profile, scorer)
 
 
 def reserve(meter: Meter) -> float:

@@ -49,10 +49,16 @@ class Pool:
         self.n_neg = n_neg
         self.max_keys = max_keys
         self.consistent: list[ScoredRule] = []
-        self.partial: list[ScoredRule] = []
         self.partial_keys = 0
-        self._partial_digests: dict[bytes, ScoredRule] = {}
+        self._partial: dict[bytes, ScoredRule] = {}
+        """The partial rules by coverage digest, in the order kept (a cheaper duplicate takes its
+        predecessor's place)."""
         self.clauses: dict[str, Clause] = {}
+
+    @property
+    def partial(self) -> list[ScoredRule]:
+        """The partial rules kept, in the order kept."""
+        return list(self._partial.values())
 
     def add_partial(self, rule: ScoredRule) -> None:
         """Keep an inconsistent rule for the fallback cover, within ``max_keys`` stored keys.
@@ -65,21 +71,22 @@ class Pool:
         generated ``legal`` task 15 partial rules were 5.6M keys, a third of them duplicates).
         """
         digest = _coverage_digest(rule)
-        kept = self._partial_digests.get(digest)
+        kept = self._partial.get(digest)
         if kept is not None:
             if _cost(rule) < _cost(kept):
-                self.partial[self.partial.index(kept)] = rule
-                self._partial_digests[digest] = rule
+                self._partial[digest] = rule
             return
-        self.partial.append(rule)
-        self._partial_digests[digest] = rule
+        self._partial[digest] = rule
         self.partial_keys += len(rule.pos) + len(rule.neg)
         if self.partial_keys > self.max_keys:
             p, n = max(len(self.positives), 1), max(self.n_neg, 1)
-            self.partial.sort(key=lambda r: len(r.pos) / p - len(r.neg) / n, reverse=True)
-            while self.partial_keys > self.max_keys // 2 and len(self.partial) > 1:
-                r = self.partial.pop()
-                del self._partial_digests[_coverage_digest(r)]
+            ranked = sorted(
+                self._partial.items(), key=lambda kv: len(kv[1].pos) / p - len(kv[1].neg) / n, reverse=True
+            )
+            for worst, r in reversed(ranked[1:]):  # the worst first; the best is always kept
+                if self.partial_keys <= self.max_keys // 2:
+                    break
+                del self._partial[worst]
                 self.partial_keys -= len(r.pos) + len(r.neg)
 
     def verify(self, clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> ScoredRule | None:

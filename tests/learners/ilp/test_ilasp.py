@@ -108,6 +108,14 @@ def test_registered_with_params():
     learner = make_learner("ilasp_b3")
     assert learner.settings.max_body == 3
     assert make_learner("ilasp").settings.max_body == 5
+    bounded = make_learner("ilasp_b4_d300000_w900_nocombine").settings
+    assert (bounded.max_body, bounded.data_atoms, bounded.max_work, bounded.combine) == (
+        4,
+        300_000,
+        900,
+        False,
+    )
+    assert make_learner("ilasp").settings.data_atoms == 2_000_000
 
 
 @pytest.mark.parametrize(("game", "target"), [("scissors_paper_stone", "next"), ("tictactoe", "legal")])
@@ -201,27 +209,6 @@ def test_a_split_past_the_data_bound_is_learned_from_a_seeded_sample_of_whole_ex
     assert _test_ba(model, task) == 1.0, model.rules()  # the rules are in a quarter of the data too
     assert "(data bound)" in model.describe() and all("(data bound)" in m.describe() for m in reported)
     assert "data bound" not in IlaspLearner().fit(task, Budget(30)).describe()
-
-
-def test_a_program_is_scored_on_validate_once_per_fit(monkeypatch):
-    """Each on-demand step (complement, defaults, concepts, refit) asks for the standing program's
-    validate score; the clingo evaluation behind it runs once per program and task."""
-    import learners.ilp.ilasp as ilasp_module
-
-    calls: list[tuple[int, str]] = []
-    real = ilasp_module.evaluate
-
-    def counted(model, task, splits):
-        calls.append((id(task), model.text))
-        return real(model, task, splits)
-
-    monkeypatch.setattr(ilasp_module, "evaluate", counted)
-    learner, task = IlaspLearner(), lights_task("terminal")
-    program = LearnedProgram("terminal :- true_on(a).", status="complete", iterations=1, train_ba=1.0)
-    first = learner._validate_ba(task, program)
-    assert learner._validate_ba(task, program) == first and len(calls) == 1
-    learner.fit(task, Budget(20))
-    assert len(calls) == len(set(calls))
 
 
 def test_the_first_report_is_the_baseline_program_and_later_ones_beat_it_on_train():
