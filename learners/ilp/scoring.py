@@ -82,7 +82,7 @@ class Scorer:
         n_atoms, n_ex = targets.n_atoms, facts.n
         try:
             keys = [evaluate_clause(self.clauses[r], facts, targets, self.max_rows) for r in rules]
-        except TooLarge:
+        except (TooLarge, KeyError):  # KeyError: a body predicate validate never holds (no columns)
             return None
         derived = arrays.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
         scored = targets.table.cols["atom"]
