@@ -128,11 +128,10 @@ class Facts:
     def n(self) -> int:
         return len(self.rows)
 
-    def table(self, pred: str) -> Table:
+    def table(self, pred: str) -> Table | None:
+        """``pred``'s facts; None where no example here holds it."""
         t = self.dynamic.get(pred)
-        if t is None:
-            t = self.static.get(pred)
-        return t if t is not None else Table({}, 0)
+        return t if t is not None else self.static.get(pred)
 
     def all_examples(self) -> Table:
         return Table({"ex": np.arange(self.n, dtype=np.int64)}, self.n)
@@ -214,6 +213,11 @@ class Targets:
                 cols[c] = v[where]
         self.positive_table = Table(cols, len(ex))
 
+    def every_key(self) -> np.ndarray:
+        """Every scored key, sorted: each example here x each candidate atom."""
+        atoms = self.table.cols["atom"]
+        return (np.arange(len(self.rows), dtype=np.int64)[:, None] * self.n_atoms + atoms).ravel()
+
 
 def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray | None = None) -> Targets:
     vocab = _parsed(task.target_atoms, constants)
@@ -233,16 +237,18 @@ def targets_for(task: Task, split: Split, constants: Constants, rows: np.ndarray
 def _literal_table(lit: Literal, facts: Facts) -> Table:
     """The bindings of one literal alone: its facts filtered by constants and repeated variables."""
     base = facts.table(lit.pred)
+    if base is None:
+        return _holds_nowhere(lit)
     mask = np.ones(base.n, dtype=bool)
     first: dict[int, int] = {}
     for j, a in enumerate(lit.args):
         col = base.cols.get(("a", j))
         if col is None:
-            return Table({}, 0)
+            return _holds_nowhere(lit)
         if isinstance(a, str):
             cid = facts.constants.index.get(a)
             if cid is None:
-                return Table({}, 0)
+                return _holds_nowhere(lit)
             mask &= col == cid
         elif isinstance(a, int):
             if a in first:
@@ -257,6 +263,13 @@ def _literal_table(lit: Literal, facts: Facts) -> Table:
     if not lit.negated and None in lit.args:
         out = out.distinct()  # ``_`` projects: one binding per distinct value of the rest
     return out
+
+
+def _holds_nowhere(lit: Literal) -> Table:
+    """No bindings, but a column for each of the literal's variables, so that the literals after it
+    (a comparison, an offset, the head) still find them bound: for a predicate or constant that a
+    split never holds (validate can lack what train has)."""
+    return Table({a: np.zeros(0, dtype=np.int64) for a in lit.args if isinstance(a, int)}, 0)
 
 
 def _with_examples(table: Table, facts: Facts, max_rows: int) -> Table:

@@ -199,7 +199,7 @@ def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
         a, b = lit.args
         same = table.cols[a] == table.cols[b]
         return ~same if lit.negated else same
-    lt = _literal_table(Literal(lit.pred, lit.args), facts) or Table({}, 0)
+    lt = _literal_table(Literal(lit.pred, lit.args), facts)
     on = [c for c in lt.cols if c in table.cols]
     if lt.n == 0:
         holds = np.zeros(table.n, dtype=bool)

@@ -182,13 +182,13 @@ class IlaspLearner:
         if meter.left() < meter.units(MIN_REFIT_SECONDS):
             return learned, False
         rest = meter.share(REFIT_SHARE)
-        first_ba = self._validate_ba(learned, meter)
+        first_ba = self._validate_ba(learned)
         if learned.program.status == "complete" and first_ba == 1.0:
             return learned, False
         kept = self._second_try(
             lambda: second(rest),
             learned,
-            lambda again: self._validate_ba(again, meter) > first_ba,
+            lambda again: self._validate_ba(again) > first_ba,
             what,
             report,
         )
@@ -216,7 +216,7 @@ class IlaspLearner:
         pooled = task.pooled_train()
         if pooled is None or meter.left() < max(took, meter.units(MIN_REFIT_SECONDS)):
             return learned
-        if self._validate_ba(learned, meter) == 1.0:
+        if self._validate_ba(learned) == 1.0:
             return learned
         rest = meter.share(REFIT_SHARE)
         return self._second_try(
@@ -245,14 +245,13 @@ class IlaspLearner:
         return second
 
     @staticmethod
-    def _validate_ba(learned: Learned, meter: Meter) -> float:
+    def _validate_ba(learned: Learned) -> float:
         """Balanced accuracy of ``learned``'s program on the validate split (train BA without one),
         scored as its learning tested rules (:mod:`learners.ilp.scoring`), memoised per learning,
-        within ``meter`` (one unit of work per rule, as a verification on train)."""
+        within the fit's meter."""
         scorer, program = learned.scorer, learned.program
         if not scorer.has_split:
             return program.train_ba
-        meter.spend(max(len(program.learned_rules), 1))
         with learned.profile.timing("select"):
             return scorer.balanced_accuracy(program.learned_rules, program)
 

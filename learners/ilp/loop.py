@@ -79,7 +79,7 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
         targets = mode.targets(task, train, facts.constants)
     n_neg = facts.n * targets.table.n - len(targets.positives)
     pool = Pool(targets.positives, n_neg)
-    scorer = Scorer(task, mode, pool.clauses, settings.max_rows)
+    scorer = Scorer(task, mode, pool.clauses, settings.max_rows, meter)
     if len(targets.positives) == 0:
         profile.status = "no positives"
         model = program_of([], mode, task.predicates[0], 0, n_neg, "no positive training example", 0)

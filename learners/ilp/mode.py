@@ -17,7 +17,6 @@ from learners.ilp import concepts
 from learners.ilp.bias import Bias
 from learners.ilp.coverage import Targets, targets_for
 from learners.ilp.default_rules import Defaults
-from tasks import arrays
 from tasks.task import Split, Task
 
 INVERTED = "inv_"
@@ -60,7 +59,5 @@ class Mode:
 
 def complement(targets: Targets) -> Targets:
     """The same candidate atoms with the labels swapped (for learning a target's complement)."""
-    n_ex = len(targets.rows)
-    every = (np.arange(n_ex, dtype=np.int64)[:, None] * targets.n_atoms + targets.table.cols["atom"]).ravel()
-    flipped = np.setdiff1d(arrays.unique(every), targets.positives, assume_unique=True)
+    flipped = np.setdiff1d(targets.every_key(), targets.positives, assume_unique=True)
     return Targets(targets.table, targets.n_atoms, flipped, targets.rows)

@@ -30,6 +30,7 @@ import numpy as np
 from learners.ilp.bias import Clause
 from learners.ilp.coverage import Facts, Targets, TooLarge, evaluate_clause, facts_for, targets_for
 from learners.ilp.evaluate import RuleModel
+from learners.ilp.meter import Meter
 from learners.ilp.mode import Mode
 from learners.metrics import Counts, evaluate, pool
 from tasks import arrays
@@ -43,13 +44,15 @@ class Scorer:
     """Scores programs of one learning (its task, mode and clauses) on validate, memoised by rules.
 
     ``clauses`` maps a rule's text to its clause (the learning's pool: every rule a program of
-    this learning is written from is in it).
+    this learning is written from is in it). Scoring a program spends one unit of work per rule
+    on ``meter`` (as a verification on train does); a memoised answer spends nothing.
     """
 
     task: Task
     mode: Mode
     clauses: Mapping[str, Clause]
     max_rows: int
+    meter: Meter
     _memo: dict[tuple[str, ...], Counts] = field(default_factory=dict, repr=False)
 
     @property
@@ -67,6 +70,7 @@ class Scorer:
         ``rules``: by joins, or by clingo where the joins cannot say (see the module docstring)."""
         key = tuple(rules)
         if key not in self._memo:
+            self.meter.spend(max(len(rules), 1))
             found = self.joined(rules)
             if found is None:
                 found = pool(evaluate(program, self.task, [SPLIT])[SPLIT].values())
@@ -82,13 +86,12 @@ class Scorer:
         n_atoms, n_ex = targets.n_atoms, facts.n
         try:
             keys = [evaluate_clause(self.clauses[r], facts, targets, self.max_rows) for r in rules]
-        except (TooLarge, KeyError):  # KeyError: a body predicate validate never holds (no columns)
+        except TooLarge:
             return None
         derived = arrays.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
         scored = targets.table.cols["atom"]
         if self.mode.invert:  # h :- not inv_h: every scored atom the invented predicate misses
-            every = (np.arange(n_ex, dtype=np.int64)[:, None] * n_atoms + scored).ravel()
-            derived = np.setdiff1d(arrays.unique(every), derived, assume_unique=True)
+            derived = np.setdiff1d(targets.every_key(), derived, assume_unique=True)
         defaults = self.mode.defaults
         if defaults is not None:
             if not all(np.isin(others, scored).all() for others in defaults.others):

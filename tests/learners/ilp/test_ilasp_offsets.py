@@ -93,6 +93,26 @@ def test_offset_coverage_agrees_with_clingo(clause):
     assert keys == expected
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        (Literal("true_gone", (1,)), offset(1, 0, 1)),  # a predicate no example holds
+        (Literal("succ", ("77", 1)), offset(1, 0, 1)),  # a constant no example has
+        (Literal("true_gone", (1, 2)), Literal(NEQ, (1, 2)), offset(1, 0, 1)),
+        (Literal("true_count", (1,)), Literal("true_gone", (1,), True), offset(1, 0, 1)),
+    ],
+    ids=lambda body: ", ".join(lit.pred + ("~" if lit.negated else "") for lit in body),
+)
+def test_a_literal_that_holds_nowhere_still_binds_its_variables(body):
+    """A split may lack a predicate or constant that another split has (validate, scored by the
+    learner with these joins): the literals after it still read its variables, and the clause
+    derives what clingo derives (nothing, or everything for the negated one)."""
+    clause = Clause("next_count", (0,), body, ("int",) * 3)
+    keys, expected = coverage_and_clingo(clause, counter_task())
+    assert keys == expected
+    assert (len(keys) > 0) == body[1].negated
+
+
 def test_offset_is_written_in_clingo_syntax_and_binds():
     up, down = _clauses()[0], _clauses()[1]
     assert up.text() == "next_count(Int1) :- true_count(Int2), Int1 = Int2 + 6, does(a,jump)."

@@ -87,8 +87,9 @@ def test_a_default_naming_an_atom_the_split_does_not_score_is_left_to_clingo(igg
         validate.candidates[validate.candidates != hidden],
     )
     narrowed = replace(task, splits={**task.splits, "validate": fewer})
-    assert scoring.Scorer(task, Mode(defaults=defaults), {}, Settings().max_rows).joined([]) is not None
-    assert scoring.Scorer(narrowed, Mode(defaults=defaults), {}, Settings().max_rows).joined([]) is None
+    mode, meter = Mode(defaults=defaults), Meter.of(Budget(10))
+    assert scoring.Scorer(task, mode, {}, Settings().max_rows, meter).joined([]) is not None
+    assert scoring.Scorer(narrowed, mode, {}, Settings().max_rows, meter).joined([]) is None
 
 
 def test_a_fit_scores_validate_by_joins_once_per_program(iggp_dir, monkeypatch):
@@ -112,3 +113,16 @@ def test_a_fit_scores_validate_by_joins_once_per_program(iggp_dir, monkeypatch):
     IlaspLearner().fit(task, Budget(20))
     assert joins and not clingo_calls
     assert len(joins) == len(set(joins))
+
+
+def test_scoring_spends_work_once_per_program(iggp_dir):
+    """A program scored on validate counts one unit of work per rule on the fit's meter; asked
+    again (the memo answers), it counts nothing: the work bound counts work done."""
+    task = Dataset(iggp_dir).load_task("tictactoe", "terminal").learning_view()
+    sub = task.for_predicate(task.predicates[0])
+    meter = Meter.of(Budget(60), max_work=10**6)
+    scorer = scoring.Scorer(sub, Mode(), {}, Settings().max_rows, meter)
+    program = LearnedProgram(Mode().program([], sub.predicates[0]), status="-", iterations=0, train_ba=0)
+    first = scorer.counts([], program)
+    assert meter.work is not None and meter.work.done == 1
+    assert scorer.counts([], program) == first and meter.work.done == 1
