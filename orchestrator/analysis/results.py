@@ -394,6 +394,18 @@ def summarise(rows: list[dict]) -> dict:
     }
 
 
+def stale_note(rows: list[dict]) -> str:
+    """'' when every row's source hash matches the learner's sources now, else a visible STALE note."""
+    if not rows:
+        return ""
+    recorded = {r["source_hash"] for r in rows}
+    now = source_hash(rows[0]["learner"])
+    if recorded == {now}:
+        return ""
+    marked = all(r["stale"] for r in rows)
+    return f"**STALE{'' if marked else ' (unmarked)'}**: sources now {now}, figures from {', '.join(sorted(recorded))}"
+
+
 def ba_of(row: dict) -> float:
     """Balanced accuracy recomputed from a row's counts (the test checks the stored value by it)."""
     return balanced_accuracy(int(row["tp"]), int(row["fp"]), int(row["tn"]), int(row["fn"]))

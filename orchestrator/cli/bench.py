@@ -6,6 +6,13 @@
     orch bench docs                      # regenerate docs/benchmarks.md's tables from the files
     orch bench stale docs/results/iggp/ilasp_60s.csv   # or mark figures stale after a change
 
+An ablation arm is an ordinary results file of the learner with a feature switched off, run on the
+targets the switch touches and exported beside the learner's own file; ``orch bench docs`` compares
+the two task by task (:mod:`orchestrator.analysis.ablation`):
+
+    orch run --dataset DIR --all-games --learners ilasp_w50000_noframe --targets legal,next --budget 60s --store S
+    orch bench export --store S --learners ilasp_w50000_noframe --dataset DIR
+
 Why a command and not a script of its own: the run is an ordinary ``orch run`` sweep (resumable,
 budgets enforced by the worker), and the export reads only the store, so the committed figures
 are whatever the documented command gives at HEAD.
