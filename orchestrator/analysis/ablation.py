@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from orchestrator.analysis.markdown import md_table, pct
-from orchestrator.analysis.results import TARGET_ORDER, stale_note, summarise
+from orchestrator.analysis.results import stale_note, summarise, target_key
 
 SWITCHED_OFF = re.compile(r"(?:_no[a-z]+)+")
 """What an arm's name adds to its learner's: one or more ``_no<feature>`` switches."""
@@ -66,7 +66,7 @@ def render(arms: list[tuple[Path, list[dict], list[dict]]]) -> list[str]:
         learner, budget = base_rows[0]["learner"], rows[0]["budget_s"]
         off = rows[0]["learner"][len(learner) :].replace("_no", " ").split()
         pairs = [(base[(r["game"], r["target"])], r) for r in rows if (r["game"], r["target"]) in base]
-        for target in sorted({r["target"] for _, r in pairs}, key=_target_key):
+        for target in sorted({r["target"] for _, r in pairs}, key=lambda t: (target_key(t), t)):
             these = [(w, o) for w, o in pairs if o["target"] == target]
             with_, without = summarise([w for w, _ in these]), summarise([o for _, o in these])
             worse, better = _moves(these)
@@ -115,7 +115,3 @@ def _moved_line(path: Path, arm: str, pairs: list[tuple[dict, dict]]) -> str:
 
 def _ba(row: dict) -> float:
     return float(row["balanced_accuracy"])
-
-
-def _target_key(target: str) -> tuple[int, str]:
-    return (TARGET_ORDER.index(target) if target in TARGET_ORDER else len(TARGET_ORDER), target)

@@ -215,10 +215,11 @@ def collect(
         )
     for t in out.values():
         t.expected = expected[(t.game, t.target)]
-    return sorted(out.values(), key=lambda t: (t.learner, t.budget_s, t.game, _target_key(t.target)))
+    return sorted(out.values(), key=lambda t: (t.learner, t.budget_s, t.game, target_key(t.target)))
 
 
-def _target_key(target: str) -> int:
+def target_key(target: str) -> int:
+    """Where a target sorts: goal, legal, next, terminal, then any other."""
     return TARGET_ORDER.index(target) if target in TARGET_ORDER else len(TARGET_ORDER)
 
 
