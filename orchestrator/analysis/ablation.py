@@ -5,8 +5,9 @@ turn features off (``ilasp_w50000_noframe`` beside ``ilasp_w50000``), at the sam
 is run only on the targets its switch touches (``orch run --targets``, then ``orch bench
 export``), so it is compared with the full learner task by task on the tasks both files have, and
 the tasks whose balanced accuracy moves are named: a switch is measured by what it solves and what
-it costs, not only by a mean. Under a work bound (``ilasp_w<N>``) both sides take the same steps on
-any machine, so a difference is the switch's and not the clock's.
+it costs, not only by a mean. Under a work bound (``ilasp_w<N>``) a job the bound stops takes the
+same steps on any machine, so there a difference is the switch's and not the clock's; a job the
+wall-clock budget stops first (a timeout after about the whole budget) still depends on the machine.
 
 The arms are rendered here and kept out of the main tables of :mod:`results_docs`, whose rows are
 whole benchmarks.
@@ -85,8 +86,9 @@ def render(arms: list[tuple[Path, list[dict], list[dict]]]) -> list[str]:
         "the learner itself at the same budget, on that target's tasks in both files (an arm runs only "
         "the targets its switch touches). *Better with* counts the tasks whose balanced accuracy is "
         f"higher with the feature on (by more than {MOVED}), *better without* those higher with it off. "
-        "With a work bound (`ilasp_w<N>`) both sides take the same steps on any machine, so a difference "
-        "is the switch's, not the clock's.",
+        "With a work bound (`ilasp_w<N>`) a job the bound stops takes the same steps on any machine, so "
+        "there a difference is the switch's, not the clock's; a job the wall-clock budget stops first "
+        "(a timeout after about the whole budget) still depends on the machine.",
         "",
         *md_table(head, table),
         "",
