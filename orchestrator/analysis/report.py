@@ -45,12 +45,12 @@ import pyarrow.compute as pc
 from learners.metrics import Counts, pool
 from orchestrator.analysis.benchmarks import IGGP, BenchmarkView, benchmarks_of, ordered, title
 from orchestrator.analysis.current import Currency, newest_per_task
+from orchestrator.analysis.results import target_key
 from orchestrator.storage.schema import FINAL_STATUSES, GRAPHLOG_TARGET_PREFIX, NOT_APPLICABLE
 from orchestrator.storage.store import ResultStore, StoreError
 
 TABLES = ("learner", "target", "game", "task")
 FORMATS = ("table", "csv", "json", "md")
-TARGET_ORDER = {"goal": 0, "legal": 1, "next": 2, "terminal": 3}
 STRICT_NOTE = (
     "Strict scoring: every atom under `atoms:` of each test file is scored; a task pools all its "
     "predicates; perfectly solved = balanced accuracy exactly 1.0. Incomplete tasks are excluded."
@@ -189,7 +189,7 @@ def task_scores(
             if (label, game, target) not in not_applicable:
                 scores.setdefault((label, game, target), TaskScore(label, game, target))
     return sorted(
-        scores.values(), key=lambda s: (s.learner, s.game, TARGET_ORDER.get(s.target, 9), s.target)
+        scores.values(), key=lambda s: (s.learner, s.game, target_key(s.target), s.target)
     ), predicates
 
 
@@ -252,7 +252,7 @@ def report_tables(
         ]
     if "target" in by:
         groups = grouped(lambda s: (s.learner, s.target))
-        order = sorted(groups, key=lambda k: (k[0], TARGET_ORDER.get(k[1], 9), k[1]))
+        order = sorted(groups, key=lambda k: (k[0], target_key(k[1]), k[1]))
         tables["target"] = [{"learner": k[0], "target": k[1], **_summary(groups[k])} for k in order]
     if "game" in by:
         groups = grouped(lambda s: (s.game, s.learner))

@@ -45,8 +45,8 @@ from orchestrator.analysis.locations import RESULTS_DIR as RESULTS_DIR  # re-exp
 from orchestrator.analysis.locations import ROOT
 from orchestrator.storage.schema import FINAL_STATUSES
 from orchestrator.storage.store import ResultStore, StoreError
+from tasks.task import TARGETS
 
-TARGET_ORDER = ("goal", "legal", "next", "terminal")
 SCORING_FILES = ("learners/metrics.py",)
 """Files besides the learner's own whose change changes every figure (the scoring)."""
 
@@ -220,7 +220,7 @@ def collect(
 
 def target_key(target: str) -> int:
     """Where a target sorts: goal, legal, next, terminal, then any other."""
-    return TARGET_ORDER.index(target) if target in TARGET_ORDER else len(TARGET_ORDER)
+    return TARGETS.index(target) if target in TARGETS else len(TARGETS)
 
 
 def _pooled(preds: dict[str, Predicate], fallback_fails: bool = False) -> Counts | None:
