@@ -121,11 +121,24 @@ def prepared_learner(name: str) -> Learner:
     return learner
 
 
-def budget_cut(model: Model) -> bool:
-    """Whether ``model`` says that the budget cut its learner's search (an optional ``budget_cut``
-    attribute): a learner that stops itself at its budget and returns its best model so far has
-    been stopped by the budget all the same, so its job is stored as ``timeout``, not ``ok``."""
-    return bool(getattr(model, "budget_cut", False))
+CUT_BY_CLOCK = "clock"
+CUT_BY_WORK = "work"
+
+
+def budget_cut(model: Model) -> str:
+    """What cut the search of ``model``'s learner: ``""`` (nothing: it ended on its own),
+    :data:`CUT_BY_WORK` (a deterministic work bound the learner counts, ``ilasp_w<N>``) or
+    :data:`CUT_BY_CLOCK` (the wall-clock budget).
+
+    A learner says so with an optional ``budget_cut`` attribute (true when the budget stopped it)
+    and ``cut_by`` (which budget; the clock if it does not say). A learner that stops itself at its
+    budget and returns its best model so far has been stopped by the budget all the same, so its
+    job is stored as ``timeout``, not ``ok``; which budget is stored with it, because a work bound's
+    cut is the same on every machine and a clock's is not.
+    """
+    if not getattr(model, "budget_cut", False):
+        return ""
+    return CUT_BY_WORK if getattr(model, "cut_by", "") == CUT_BY_WORK else CUT_BY_CLOCK
 
 
 def fit_with_seed(learner: Learner, task: Task, budget: Budget, report: Report, seed: int | None) -> Model:

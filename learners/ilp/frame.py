@@ -57,6 +57,14 @@ LITERAL_BITS = 2**30
 alike, and a seven-argument move with hundreds of thousands of static literals crowded out the
 few hundred over fluents: alquerque's ``true_cell(X3, Y3, blank)`` (the landing square is
 empty) was literal 11,318 of 8,000."""
+MAX_LITERAL_BITS = 2**31
+"""...and never more literals than fit in this many bits (256 MiB), ``MAX_CANDIDATES`` or not: a
+base of 800,000 rows (platformjumpers' ``legal_jump``, 40 examples of 20,000 moves) took 8,000
+literals, 800 MB of bits, and its fit peaked at 2.4 GiB under a work bound, which lets the step
+test them all; it now takes 2,684 (about as many as a 60 s budget's share ever tested there)."""
+COUNT_CHUNK_BYTES = 2**25
+"""`_Rows.count` works on this many bytes of the bit matrix at a time (32 MiB), so its temporaries
+stay small beside the matrix itself."""
 FRAME_CONSTANTS = 10
 """A literal may name one constant of a type with at most this many (``true_cell(X, Y, b)``)."""
 SAMPLE = 200
@@ -212,15 +220,15 @@ def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
 
 
 def frame_clauses(
-    bias: Bias, facts: Facts, targets: Targets, max_rows: int, meter: Meter | None = None
+    bias: Bias, facts: Facts, targets: Targets, max_rows: int, meter: Meter | None = None, seed: int = 0
 ) -> list[Clause]:
     """Every clause of the frame step, one-clause prefixes then the cover (:func:`frame_step`)."""
-    single, several = frame_step(bias, facts, targets, max_rows, meter)
+    single, several = frame_step(bias, facts, targets, max_rows, meter, seed)
     return single + several
 
 
 def frame_step(
-    bias: Bias, facts: Facts, targets: Targets, max_rows: int, meter: Meter | None = None
+    bias: Bias, facts: Facts, targets: Targets, max_rows: int, meter: Meter | None = None, seed: int = 0
 ) -> tuple[list[Clause], list[Clause]]:
     """Frame clauses for the head of ``bias`` (see the module docstring): the one-clause set cover
     and its prefixes, and the sequential cover's clauses; ([], []) when there is no base.
@@ -228,7 +236,8 @@ def frame_step(
     The learner uses them differently (`learners.ilp.loop.frame_stage`): the cover's clauses fit the sample
     closely, and as seeds' context they steered the loop away from rules it otherwise finds.
     Each literal tested spends a unit of ``meter`` (None: unbounded); once it is expired no more
-    are tested (what was chosen so far is returned).
+    are tested (what was chosen so far is returned). ``seed`` (the job's) draws the examples the
+    literals are chosen on (`_sample`).
     """
     meter = _unbounded(meter)
     out: list[Clause] = []
@@ -239,7 +248,7 @@ def frame_step(
     for base in bases(bias):
         clause = Clause(bias.head_pred, head, (Literal(base, head),), bias.head_types)
         try:
-            table = _base_rows(clause, facts, max_rows)
+            table = _base_rows(clause, facts, max_rows, seed)
         except TooLarge:
             continue
         label = _labels(table, k, facts, targets)
@@ -247,7 +256,7 @@ def frame_step(
             continue
         scored, is_pos = label
         table = table.take(np.flatnonzero(scored))
-        keep = _sample(table.cols["ex"], SAMPLE)
+        keep = _sample(table.cols["ex"], SAMPLE, seed)
         table, is_pos = table.take(keep), is_pos[keep]
         n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
         if n_pos == 0:
@@ -255,19 +264,18 @@ def frame_step(
         out.append(clause)
         if n_neg == 0:
             continue
-        cap = max(MAX_CANDIDATES, LITERAL_BITS // table.n)
+        cap = min(max(MAX_CANDIDATES, LITERAL_BITS // table.n), MAX_LITERAL_BITS // table.n)
         lits = candidates(bias, base, k, bias.head_types, meter, cap)
-        hits: list[np.ndarray] = []
-        for lit in lits:
+        rows = _Rows(len(lits), table.n)
+        for i, lit in enumerate(lits):
             if meter.expired():
-                lits = lits[: len(hits)]
+                lits = lits[:i]
                 break
             meter.spend()
-            hits.append(np.packbits(_removes(table, lit, facts)))
-        if not hits:
+            rows.bits[i] = np.packbits(_removes(table, lit, facts))
+        if not lits:
             continue
-        rows = _Rows(hits, table.n)
-        del hits
+        rows.bits = rows.bits[: len(lits)]  # a view: the literals tested before the meter expired
 
         def clause_of(body: list[int], base: str = base, lits: list[Literal] = lits) -> Clause:
             return Clause(
@@ -286,18 +294,35 @@ def frame_step(
 
 class _Rows:
     """Which base rows each candidate literal removes, one bit per row (a literal x row matrix of
-    8,000 literals over 70,000 rows is 70 MB packed, 560 MB as bools), with counts under a mask."""
+    8,000 literals over 70,000 rows is 70 MB packed, 560 MB as bools), with counts under a mask.
 
-    def __init__(self, packed: list[np.ndarray], n: int) -> None:
-        self.bits = np.stack(packed)  # each ``np.packbits`` of one literal's removed rows
+    The matrix is allocated once, row ``i`` being ``np.packbits`` of literal ``i``'s removed rows
+    (a list of rows stacked at the end held it twice)."""
+
+    def __init__(self, n_literals: int, n: int) -> None:
+        self.bits = np.zeros((n_literals, (n + 7) // 8), dtype=np.uint8)
         self.n = n
+
+    @classmethod
+    def of(cls, removed: list[np.ndarray]) -> _Rows:
+        """The matrix of each literal's removed rows given as booleans (the tests' way in)."""
+        rows = cls(len(removed), len(removed[0]) if removed else 0)
+        for i, r in enumerate(removed):
+            rows.bits[i] = np.packbits(r)
+        return rows
 
     def removed(self, i: int) -> np.ndarray:
         return np.unpackbits(self.bits[i], count=self.n).astype(bool)
 
     def count(self, mask: np.ndarray) -> np.ndarray:
-        """Per literal: how many rows of ``mask`` it removes."""
-        return np.bitwise_count(self.bits & np.packbits(mask)).sum(axis=1, dtype=np.int64)
+        """Per literal: how many rows of ``mask`` it removes (a chunk of literals at a time:
+        :data:`COUNT_CHUNK_BYTES`)."""
+        packed = np.packbits(mask)
+        step = max(1, COUNT_CHUNK_BYTES // max(1, self.bits.shape[1]))
+        out = np.empty(len(self.bits), dtype=np.int64)
+        for i in range(0, len(self.bits), step):
+            out[i : i + step] = np.bitwise_count(self.bits[i : i + step] & packed).sum(axis=1, dtype=np.int64)
+        return out
 
 
 def _greedy(rows: _Rows, is_pos: np.ndarray, max_lits: int) -> list[int]:
@@ -386,29 +411,31 @@ def _pruned(rows: _Rows, is_pos: np.ndarray, chosen: list[int]) -> list[int]:
     return keep
 
 
-def _sample(ex: np.ndarray, n: int, max_rows: int = SAMPLE_ROWS, least: int = MIN_SAMPLE) -> np.ndarray:
+def _sample(
+    ex: np.ndarray, n: int, seed: int = 0, max_rows: int = SAMPLE_ROWS, least: int = MIN_SAMPLE
+) -> np.ndarray:
     """Indices of the rows whose example is one of the examples `_draw` keeps."""
     examples = arrays.unique(ex)
     per_example = np.bincount(np.searchsorted(examples, ex), minlength=len(examples))
-    chosen = _draw(per_example, n, max_rows, least)
+    chosen = _draw(per_example, n, max_rows, least, seed)
     if len(chosen) == len(examples):
         return np.arange(len(ex))
     return np.flatnonzero(np.isin(ex, examples[chosen]))
 
 
-def _draw(per_example: np.ndarray, n: int, max_rows: int, least: int) -> np.ndarray:
-    """Positions (sorted) of at most ``n`` examples drawn with a fixed seed, fewer (the first
-    drawn, at least ``least``) where their rows (``per_example``) would pass ``max_rows``."""
+def _draw(per_example: np.ndarray, n: int, max_rows: int, least: int, seed: int = 0) -> np.ndarray:
+    """Positions (sorted) of at most ``n`` examples drawn with ``seed``, fewer (the first drawn,
+    at least ``least``) where their rows (``per_example``) would pass ``max_rows``."""
     order = np.arange(len(per_example))
     if len(order) > n:
-        order = np.random.default_rng(0).choice(len(order), size=n, replace=False)
+        order = np.random.default_rng(seed).choice(len(order), size=n, replace=False)
     rows = np.cumsum(per_example[order])
     if len(rows) and rows[-1] > max_rows:
         order = order[: max(least, int(np.searchsorted(rows, max_rows, side="right")))]
     return np.sort(order).astype(np.int64)
 
 
-def _base_rows(clause: Clause, facts: Facts, max_rows: int) -> Table:
+def _base_rows(clause: Clause, facts: Facts, max_rows: int, seed: int = 0) -> Table:
     """The base's bindings with their examples. A static base (``input_move``: every move there
     is) holds in every example; where that cross product is too large, it is crossed with some
     examples only (`_some_examples`)."""
@@ -418,14 +445,14 @@ def _base_rows(clause: Clause, facts: Facts, max_rows: int) -> Table:
     except TooLarge:
         if "ex" in table.cols:
             raise
-        return join(table, _some_examples(facts.n, table.n), [], max_rows)
+        return join(table, _some_examples(facts.n, table.n, seed), [], max_rows)
 
 
-def _some_examples(n: int, rows_each: int) -> Table:
+def _some_examples(n: int, rows_each: int, seed: int = 0) -> Table:
     """The examples a static base of ``rows_each`` rows is crossed with when all ``n`` would be too
     many rows (freeforall's 1,104 moves over thousands of states): as many as ``SAMPLE_ROWS``
     allows, at least ``MIN_SAMPLE`` (`_draw`, as `_sample` draws). `_sample` then keeps them all."""
-    chosen = _draw(np.full(n, rows_each), SAMPLE, SAMPLE_ROWS, MIN_SAMPLE)
+    chosen = _draw(np.full(n, rows_each), SAMPLE, SAMPLE_ROWS, MIN_SAMPLE, seed)
     return Table({"ex": chosen}, len(chosen))
 
 

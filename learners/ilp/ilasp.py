@@ -64,7 +64,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from learners.base import Budget, Report, ignore_report, register
+from learners.base import CUT_BY_CLOCK, CUT_BY_WORK, Budget, Report, ignore_report, register
 from learners.ilp import concepts, data_bound
 from learners.ilp.bias import Settings
 from learners.ilp.default_rules import defaults_for
@@ -136,7 +136,10 @@ class IlaspLearner:
         learned = self._refit(task, base, meter, seed, learned, meter.now() - started, report)
         self.profile = learned.profile
         self.profile.work = meter.work.done if meter.work is not None else 0
-        return _noted(learned.program, bounded)
+        program = learned.program
+        if program.budget_cut:  # the work bound's cut, unless the wall clock had run out by then too
+            program.cut_by = CUT_BY_WORK if meter.counts_work and not budget.expired() else CUT_BY_CLOCK
+        return _noted(program, bounded)
 
     def _with_concepts(
         self, task: Task, meter: Meter, seed: int, report: Report

@@ -41,6 +41,9 @@ class LearnedProgram(RuleModel):
         self.iterations = iterations
         self.train_ba = train_ba
         self.fallback = fallback
+        self.cut_by = ""
+        """Which budget stopped the loop when :attr:`budget_cut` (`learners.base.budget_cut`): set
+        by the fit, which alone knows whether the wall clock had run out."""
 
     @property
     def budget_cut(self) -> bool:

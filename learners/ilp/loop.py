@@ -94,7 +94,7 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
     with profile.timing("verify"):
         base = baseline(lr)
     state = LoopState(best_reported=report_baseline(lr, base))
-    late = frame_stage(lr, state, combine, loop)
+    late = frame_stage(lr, state, combine, loop, seed)
     pending = np.setdiff1d(targets.positives, covered(pool.consistent), assume_unique=True)
     if len(pending) == 0:
         state.status = "complete"
@@ -127,17 +127,20 @@ def reserve(meter: Meter) -> float:
     return min(MAX_RESERVE_SHARE * left, max(RESERVE_SHARE * left, meter.units(MIN_RESERVE_SECONDS)))
 
 
-def frame_stage(lr: Learning, state: LoopState, combine: Hypotheses, loop: Meter) -> list[ScoredRule]:
+def frame_stage(
+    lr: Learning, state: LoopState, combine: Hypotheses, loop: Meter, seed: int = 0
+) -> list[ScoredRule]:
     """The frame step's clauses and the always-true facts into the pool, before any seed.
 
     The one-clause frame rules join at once; the sequential cover's rules (``late``, returned)
     only if with them the pool covers every positive now: as seeds' context they fit the sample
     closely and steered the loop away from rules it otherwise finds. The final combine adds them.
+    ``seed`` (the job's) draws the frame step's sample of examples.
     """
     with lr.profile.timing("verify"):
         frame_meter = loop.share(FRAME_SHARE)
         single, several = (
-            frame_step(lr.bias, lr.facts, lr.targets, lr.settings.max_rows, frame_meter)
+            frame_step(lr.bias, lr.facts, lr.targets, lr.settings.max_rows, frame_meter, seed)
             if lr.settings.frame
             else ([], [])
         )

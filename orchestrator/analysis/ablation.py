@@ -7,7 +7,8 @@ export``), so it is compared with the full learner task by task on the tasks bot
 the tasks whose balanced accuracy moves are named: a switch is measured by what it solves and what
 it costs, not only by a mean. Under a work bound (``ilasp_w<N>``) a job the bound stops takes the
 same steps on any machine, so there a difference is the switch's and not the clock's; a job the
-wall-clock budget stops first (a timeout after about the whole budget) still depends on the machine.
+wall-clock budget stops first (``timeout``, where the bound's own cut is ``timeout-work``) still depends
+on the machine.
 
 The arms are rendered here and kept out of the main tables of :mod:`results_docs`, whose rows are
 whole benchmarks.
@@ -88,7 +89,7 @@ def render(arms: list[tuple[Path, list[dict], list[dict]]]) -> list[str]:
         f"higher with the feature on (by more than {MOVED}), *better without* those higher with it off. "
         "With a work bound (`ilasp_w<N>`) a job the bound stops takes the same steps on any machine, so "
         "there a difference is the switch's, not the clock's; a job the wall-clock budget stops first "
-        "(a timeout after about the whole budget) still depends on the machine.",
+        "(`timeout` in a file's statuses; the bound's own cut is `timeout-work`) still depends on the machine.",
         "",
         *md_table(head, table),
         "",

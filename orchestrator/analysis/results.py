@@ -149,6 +149,15 @@ class Predicate:
     all_false: Counts | None
     fallback: bool
     learn_s: float
+    cut_by: str = ""
+    """What cut a ``timeout``: the wall ``clock`` or a ``work`` bound (`learners.base.budget_cut`;
+    rows stored before it was recorded say nothing)."""
+
+    @property
+    def status_key(self) -> str:
+        """The status as a results file counts it: ``timeout-work`` for a work bound's cut, which
+        reproduces on any machine, apart from ``timeout`` (the wall clock's, or not recorded)."""
+        return "timeout-work" if self.status == "timeout" and self.cut_by == "work" else self.status
 
     def scored(self, fallback_fails: bool = False) -> Counts | None:
         """The counts this predicate contributes; None when it cannot be scored at all."""
@@ -211,7 +220,7 @@ def collect(
         # unfinished anytime model: not a final answer either, so it counts with the fallbacks.
         fallback = bool(extra.get("fallback")) or (r["status"] == "timeout" and "fallback" in extra)
         task.runs.setdefault((r["seed"], r["repeat"]), {})[r["predicate"]] = Predicate(
-            r["status"], scored, nothing, fallback, float(r["learn_s"] or 0.0)
+            r["status"], scored, nothing, fallback, float(r["learn_s"] or 0.0), extra.get("cut_by", "")
         )
     for t in out.values():
         t.expected = expected[(t.game, t.target)]
@@ -246,7 +255,7 @@ def task_row(task: TaskRuns, commit: str = "", hash_: str = "") -> dict | None:
     statuses: dict[str, int] = defaultdict(int)
     for k in keys:
         for p in task.runs[k].values():
-            statuses[p.status] += 1
+            statuses[p.status_key] += 1
     return {
         "game": task.game, "target": task.target, "learner": task.learner, "budget_s": f"{task.budget_s:g}",
         "runs": len(keys), "predicates": len(first),

@@ -128,11 +128,11 @@ UNSOLVED_WHY = (
 def unsolved_why(row: dict) -> str:
     """Why a task of a learner with fallback models is not perfect, from its results-file row: the
     first run's errored and fallback predicates, and whether any predicate run was cut by the
-    budget (``timeout`` in ``statuses``, which counts every run)."""
+    budget (``timeout`` or ``timeout-work`` in ``statuses``, which counts every run)."""
     if int(row["errored_predicates"]):
         return UNSOLVED_WHY[0][0]
     if int(row["fallback_predicates"]):
-        return UNSOLVED_WHY[1][0] if "timeout=" in row["statuses"] else UNSOLVED_WHY[2][0]
+        return UNSOLVED_WHY[1][0] if "timeout" in row["statuses"] else UNSOLVED_WHY[2][0]
     return UNSOLVED_WHY[3][0]
 
 

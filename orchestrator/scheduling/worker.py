@@ -232,8 +232,12 @@ def _learned_row(job: Job, task: Task, out: Outcome, entry: dict[str, Any], star
         entry.update(bytes=out.payload[0], describe=out.payload[1], rules=out.payload[2])
         # a learner that stopped itself at its budget was cut by it all the same (learners.base.budget_cut)
         row["status"] = "timeout" if out.payload[3] else "ok"
-    elif out.kind == "timeout":
-        row["status"] = "timeout"
+        if out.payload[3]:
+            extra["cut_by"] = out.payload[3]
+    elif out.kind == "timeout":  # killed at the wall-clock budget
+        from learners.base import CUT_BY_CLOCK
+
+        row["status"], extra["cut_by"] = "timeout", CUT_BY_CLOCK
         if "bytes" not in entry:
             row["error"] = "the budget ran out before the learner reported any model"
     elif out.kind in ("error", "oom"):

@@ -481,6 +481,37 @@ def test_frame_candidates_grow_with_the_bits_the_rows_leave(monkeypatch):
     assert _finds_hop(_frame_texts(task))
 
 
+def test_frame_candidates_never_pass_the_hard_bit_cap(monkeypatch):
+    """Past ``MAX_LITERAL_BITS`` no more literals are made, whatever ``MAX_CANDIDATES`` says:
+    the bits of every literal tested are held at once (platformjumpers' 8,000 literals over
+    800,000 rows were 800 MB, and its fit peaked at 2.4 GiB)."""
+    task = hop_task()
+    made: list[int] = []
+    original = frame._Rows.__init__
+
+    def spy(self, n_literals: int, n: int) -> None:
+        made.append(n_literals * n)
+        original(self, n_literals, n)
+
+    monkeypatch.setattr(frame._Rows, "__init__", spy)
+    monkeypatch.setattr(frame, "MAX_LITERAL_BITS", 20 * 6000)
+    _frame_texts(task)
+    assert made and max(made) <= 20 * 6000
+    assert not _finds_hop(_frame_texts(task))  # the landing square's literal is not reached
+
+
+def test_frame_row_counts_are_the_same_chunk_by_chunk(monkeypatch):
+    """`_Rows.count` counts a chunk of literals at a time, with the same result as all at once."""
+    rng = np.random.default_rng(1)
+    removed = [rng.random(37) < 0.4 for _ in range(25)]
+    rows = frame._Rows.of(removed)
+    mask = rng.random(37) < 0.5
+    expected = np.array([int((r & mask).sum()) for r in removed])
+    assert (rows.count(mask) == expected).all()
+    monkeypatch.setattr(frame, "COUNT_CHUNK_BYTES", 10)  # two literals' bytes a chunk
+    assert (rows.count(mask) == expected).all()
+
+
 def test_a_static_base_too_large_for_every_example_is_crossed_with_some(monkeypatch):
     """``input_move`` (20 moves) over 300 training states is 6,000 rows, past a join limit of
     2,000: the frame step crosses the base with as many states as ``SAMPLE_ROWS`` allows
@@ -503,6 +534,15 @@ def test_frame_sample_keeps_whole_examples_within_the_rows(ex, n, max_rows):
     assert len(kept) <= max_rows or len(examples) <= 3
     if len(np.unique(ex)) <= n and len(ex) <= max_rows:
         assert np.array_equal(kept, np.arange(len(ex)))
+
+
+def test_frame_sample_is_drawn_with_the_job_s_seed():
+    """The examples the frame step chooses literals on come from the job's seed: the same seed
+    draws the same ones, another seed others (``--repeats`` vary the whole search, not only the
+    training subsample)."""
+    ex = np.repeat(np.arange(1000), 3)
+    drawn = {seed: tuple(frame._sample(ex, 50, seed)) for seed in (0, 1)}
+    assert drawn[0] == tuple(frame._sample(ex, 50, 0)) and drawn[0] != drawn[1]
 
 
 def test_sequential_cover_learns_a_two_clause_move_rule():

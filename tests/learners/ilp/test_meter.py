@@ -15,7 +15,7 @@ import threading
 import numpy as np
 from ilp_tasks import make_task
 
-from learners.base import Budget
+from learners.base import Budget, budget_cut, make_learner
 from learners.ilp.bias import bias_for
 from learners.ilp.coverage import example_atoms, facts_for, targets_for
 from learners.ilp.frame import _sequential_cover, frame_step
@@ -117,6 +117,16 @@ def test_a_work_meter_large_enough_changes_nothing():
     assert (metered.tested, _texts(metered)) == (unbounded.tested, _texts(unbounded))
 
 
+def test_a_fit_says_which_budget_cut_it():
+    """A work-bound fit stopped by its bound says ``work`` (the same on any machine); one stopped
+    by the wall clock says ``clock`` (one that ended on its own: tests/orchestrator/scheduling/test_budget.py)."""
+    task = board_task().learning_view()
+    cut = make_learner("ilasp_w20").fit(task, Budget(3600))
+    assert cut.budget_cut and budget_cut(cut) == "work", cut.note
+    timed = make_learner("ilasp").fit(task, Budget(0.05))
+    assert timed.budget_cut and budget_cut(timed) == "clock", timed.note
+
+
 def test_a_meter_in_work_units_spends_what_the_search_tests():
     task = board_task()
     meter = Meter.of(Budget(3600), 10**9)
@@ -148,7 +158,7 @@ def test_sequential_cover_stops_starting_clauses_once_the_meter_is_spent():
     is_pos = np.array([True, True, False, False])
     # literal 0 removes row 2, literal 1 row 3, literal 2 row 1
     removed = [np.array(r, dtype=bool) for r in ([0, 0, 1, 0], [0, 0, 0, 1], [0, 1, 0, 0])]
-    rows = _Rows([np.packbits(r) for r in removed], 4)
+    rows = _Rows.of(removed)
     assert _sequential_cover(rows, is_pos, 3) == [[0, 1]]
     meter = Meter.of(Budget(), 0)
     assert _sequential_cover(rows, is_pos, 3, meter) == []

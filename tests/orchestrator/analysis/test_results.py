@@ -111,6 +111,17 @@ def test_errors_score_as_false_and_fallback_is_counted_both_ways(tmp_path):
     assert r["statuses"] == "error=1;ok=2" and r["trivial"] == 0 and r["learn_s"] == "6.0"
 
 
+def test_statuses_tell_a_work_bound_cut_from_the_clock_s(tmp_path):
+    """A timeout the work bound made (``extra.cut_by``) is counted apart: any machine reproduces it."""
+    store = ResultStore(tmp_path / "s")
+    rows = [_row(j, f"next_{j}", status="timeout", counts=(1, 0, 3, 0), fallback=False) for j in "abc"]
+    rows[0]["extra"]["cut_by"] = "work"
+    rows[1]["extra"]["cut_by"] = "clock"  # and c was stored before the cause was recorded
+    store.write(rows)
+    (task,) = collect(store)
+    assert task_row(task)["statuses"] == "timeout=2;timeout-work=1"
+
+
 def test_a_timeout_of_a_learner_with_fallbacks_counts_as_one(tmp_path):
     store = ResultStore(tmp_path / "s")
     store.write(

@@ -44,6 +44,7 @@ def test_stuck_learner_is_stopped_at_the_deadline_and_its_reported_model_scored(
     assert row["description"] == "predicts nothing (test learner)" and row.get("program") is None
     assert row["test_tp"] == 0 and row["test_fn"] == 3 and row["test_tn"] == 6 and row["test_fp"] == 0
     assert row["extra"]["reports"] == 1
+    assert row["extra"]["cut_by"] == "clock"  # killed at the wall-clock deadline
 
 
 def test_a_timeout_does_not_hold_up_the_next_job_of_the_batch(source):
@@ -129,6 +130,10 @@ class _CutModel(NothingModel):
     budget_cut = True  # the learner stopped itself at its budget and returned its best so far
 
 
+class _WorkCutModel(_CutModel):
+    cut_by = "work"  # ...at a deterministic work bound
+
+
 @register(
     "cutbybudget", description="Test learner: returns a model that says the budget cut it.", testing=True
 )
@@ -139,10 +144,25 @@ class _CutLearner:
         return _CutModel()
 
 
+@register(
+    "cutbywork", description="Test learner: returns a model that says its work bound cut it.", testing=True
+)
+class _WorkCutLearner:
+    name = "cutbywork"
+
+    def fit(self, task, budget, report=ignore_report) -> _WorkCutModel:
+        return _WorkCutModel()
+
+
 def test_a_model_the_budget_cut_is_a_timeout_not_ok(source):
     """A learner that returns at its budget (ilasp's "budget; best partial cover") was stopped by
     the budget all the same: the row says timeout, with the model scored."""
-    rows, _ = _run(source, ["cutbybudget", "noop"])
+    rows, _ = _run(source, ["cutbybudget", "cutbywork", "noop"])
     assert rows["cutbybudget"]["status"] == "timeout" and rows["noop"]["status"] == "ok"
+    # which budget cut it is stored: the clock unless the model says its work bound did
+    assert (
+        rows["cutbybudget"]["extra"]["cut_by"] == "clock" and rows["cutbywork"]["extra"]["cut_by"] == "work"
+    )
+    assert rows["cutbywork"]["status"] == "timeout" and "cut_by" not in rows["noop"]["extra"]
     assert rows["cutbybudget"]["description"] == "predicts nothing (test learner)"
     assert rows["cutbybudget"]["test_fn"] == 3
