@@ -139,19 +139,18 @@ class _WorkCutModel(_CutModel):
 )
 class _CutLearner:
     name = "cutbybudget"
+    model: type[_CutModel] = _CutModel
 
     def fit(self, task, budget, report=ignore_report) -> _CutModel:
-        return _CutModel()
+        return self.model()
 
 
 @register(
     "cutbywork", description="Test learner: returns a model that says its work bound cut it.", testing=True
 )
-class _WorkCutLearner:
+class _WorkCutLearner(_CutLearner):
     name = "cutbywork"
-
-    def fit(self, task, budget, report=ignore_report) -> _WorkCutModel:
-        return _WorkCutModel()
+    model = _WorkCutModel
 
 
 def test_a_model_the_budget_cut_is_a_timeout_not_ok(source):
