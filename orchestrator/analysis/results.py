@@ -40,6 +40,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from learners.base import CUT_BY_WORK
 from learners.metrics import Counts, balanced_accuracy, pool
 from orchestrator.analysis.locations import RESULTS_DIR as RESULTS_DIR  # re-exported for the docs generator
 from orchestrator.analysis.locations import ROOT
@@ -157,7 +158,7 @@ class Predicate:
     def status_key(self) -> str:
         """The status as a results file counts it: ``timeout-work`` for a work bound's cut, which
         reproduces on any machine, apart from ``timeout`` (the wall clock's, or not recorded)."""
-        return "timeout-work" if self.status == "timeout" and self.cut_by == "work" else self.status
+        return "timeout-work" if self.status == "timeout" and self.cut_by == CUT_BY_WORK else self.status
 
     def scored(self, fallback_fails: bool = False) -> Counts | None:
         """The counts this predicate contributes; None when it cannot be scored at all."""
