@@ -161,24 +161,23 @@ class Search:
         """(clause, theta, what changed) for every one-step specialisation of ``node``."""
         return self.refiner.refinements(node.clause, node.theta)
 
-    def _test_refinement(self, node: Node, refinement: Refinement) -> Node | None:
-        """The child ``refinement`` makes of ``node``, tested (None: too many bindings, or it
-        covers no wanted positive)."""
+    def _test_refinement(self, bindings: Table, refinement: Refinement) -> Node | None:
+        """The child ``refinement`` makes of a beam node whose body has ``bindings``, tested
+        (None: too many bindings, or it covers no wanted positive)."""
         clause, theta, lit = refinement
-        assert node.table is not None  # beam nodes are materialised
         try:
             if lit is None:
-                table = node.table
+                table = bindings
             elif isinstance(lit, int):  # a head variable named (`Refiner._named_head`)
-                table = _named(node.table, lit, self.facts.constants.index.get(theta[lit]))
+                table = _named(bindings, lit, self.facts.constants.index.get(theta[lit]))
             elif isinstance(lit, tuple):  # a literal, then the variable it binds named or an offset from it
-                table = extend(node.table, lit[0], self.facts, self.s.max_rows)
+                table = extend(bindings, lit[0], self.facts, self.s.max_rows)
                 if isinstance(lit[1], int):
                     table = _named(table, lit[1], self.facts.constants.index.get(theta[lit[1]]))
                 else:
                     table = extend(table, lit[1], self.facts, self.s.max_rows)
             else:
-                table = extend(node.table, lit, self.facts, self.s.max_rows)
+                table = extend(bindings, lit, self.facts, self.s.max_rows)
         except TooLarge:
             return None
         return self._node(clause, theta, table)
@@ -203,6 +202,9 @@ class Search:
             for node in beam:
                 if level_budget is not None and self.tested > level_budget:
                     break
+                bindings = self._bindings(node)
+                if bindings is None:
+                    continue
                 node_budget = self.tested + MAX_CHILDREN
                 for refinement in self.refinements(node):
                     if self.tested >= node_budget:
@@ -215,7 +217,7 @@ class Search:
                     if key in seen:
                         continue
                     seen.add(key)
-                    child = self._test_refinement(node, refinement)
+                    child = self._test_refinement(bindings, refinement)
                     if child is None:
                         continue
                     if child.clause.safe():
@@ -229,6 +231,7 @@ class Search:
                         partial.append(_bare(child))
                     child.table = held.keep(child.table)
                     children.append(child)
+                child = bindings = None  # gone before the next node's bindings are recomputed
             if not children or len(consistent) >= max_results:
                 break
             if consistent:
@@ -249,8 +252,8 @@ class Search:
         return self._result(consistent, partial, False)
 
     def _next_beam(self, children: list[Node], width: int) -> list[Node]:
-        """The best ``width`` safe children and ``width // 2`` (at least 2) unsafe ones, with their
-        bindings. Ties prefer more variables (a literal that binds new variables without changing
+        """The best ``width`` safe children and ``width // 2`` (at least 2) unsafe ones (their
+        bindings, if dropped, are recomputed when each is expanded: `_bindings`). Ties prefer more variables (a literal that binds new variables without changing
         the coverage yet, like does(A, Action) before beats(Action, B), is kept on the plateau)."""
         children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
         safe = [n for n in children if n.clause.safe()]
@@ -259,16 +262,25 @@ class Search:
         # with the next one (`true_cell(X, Y, knight)`, then `true_cell(X, Y, hole)`) scores nothing
         # alone and is crowded out by literals with constants that fit a part of the positives
         lifted = [n for n in safe[width:] if _lifted(n.clause)][: max(width // 2, 2) if self.s.lifted else 0]
-        return [n for n in safe[:width] + lifted + unsafe[: max(width // 2, 2)] if self._materialise(n)]
+        return safe[:width] + lifted + unsafe[: max(width // 2, 2)]
 
-    def _materialise(self, node: Node) -> bool:
-        """Give ``node`` its bindings back if the memory bound dropped them (False: too large now)."""
-        if node.table is None:
-            try:
-                node.table = body_table(node.clause, self.facts, self.s.max_rows)
-            except TooLarge:
-                return False
-        return True
+    def _bindings(self, node: Node) -> Table | None:
+        """A beam node's bindings, to expand it: its table, or, if the memory bound dropped that,
+        the table recomputed from its body (None: too large now). The node gives its table up
+        here: the children carry what the next level needs.
+
+        Why recomputed tables are not kept on the node: recomputing every dropped table of the
+        beam before expanding any held them all at once, each up to ``max_rows`` rows beside the
+        level's ``Held`` budget: fizzbuzz ``next_success`` peaked at 0.7-1.0 GiB there. Now one
+        recomputed table is alive at a time, and the nodes expanded are the same, in the same order.
+        """
+        table, node.table = node.table, None
+        if table is not None:
+            return table
+        try:
+            return body_table(node.clause, self.facts, self.s.max_rows)
+        except TooLarge:
+            return None
 
     def exhaustive(self, head_pred: str, seed_args: tuple[str, ...], max_results: int = 12) -> SearchResult:
         """Breadth-first over sets of *lifted* bottom literals (Progol-style), shortest first.

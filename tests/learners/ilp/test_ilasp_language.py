@@ -766,6 +766,45 @@ def test_memory_bound_drops_tables_without_changing_the_search():
     assert found[0] and found[0] == found[1]
 
 
+def test_recomputed_beam_bindings_are_alive_one_at_a_time(monkeypatch):
+    """The beam's dropped tables are recomputed node by node as each is expanded, never all at
+    once (which held up to a beam's worth of ``max_rows`` tables beside the level's budget)."""
+    import weakref
+
+    from learners.ilp import search as search_module
+    from learners.ilp.coverage import example_atoms
+    from learners.ilp.meter import Meter
+    from learners.ilp.search import Bottom, Search
+    from tasks.task import parse_atom
+
+    alive: list[weakref.ref] = []
+    most = calls = 0
+
+    def recompute(*args, **kwargs):
+        nonlocal most, calls
+        calls += 1
+        alive[:] = [r for r in alive if r() is not None]
+        most = max(most, len(alive) + 1)
+        table = real(*args, **kwargs)
+        alive.append(weakref.ref(table))
+        return table
+
+    real = search_module.body_table
+    monkeypatch.setattr(search_module, "body_table", recompute)
+    task = slide_task()
+    train = task.split("train")
+    facts = facts_for(task, train)
+    targets = targets_for(task, train, facts.constants)
+    ex, atom = divmod(int(targets.positives[0]), targets.n_atoms)
+    bottom = Bottom.of(example_atoms(task, train, ex), [parse_atom(a) for a in task.static_atoms()])
+    bias = bias_for(task, Settings(held_cells=0))
+    Search(bias, facts, targets, bottom, Meter(Budget())).run(
+        bias.head_pred, parse_atom(task.target_atoms.names[atom])[1]
+    )
+    assert calls >= 2  # several beam nodes were recomputed ...
+    assert most == 1  # ... and each was gone before the next one was
+
+
 def test_greedy_cover_and_bounded_cover_program():
     from learners.ilp.cover import ScoredRule, best_partial_cover, greedy_cover
 
