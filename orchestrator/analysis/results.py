@@ -124,15 +124,22 @@ def source_hash(learner: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def git_commit() -> str:
-    """The short HEAD commit, with ``+dirty`` when tracked files differ from it ("" without git)."""
+def git_commit(root: Path = ROOT) -> str:
+    """The short HEAD commit, with ``+dirty`` when tracked files differ from it ("" without git).
+
+    Results files (``docs/results``) do not count: they are what the benches write, so a bench
+    run after another in the same checkout (the work-bound file, then the 60 s file) ran the
+    committed code all the same.
+    """
+    results = RESULTS_DIR.parent.relative_to(ROOT).as_posix()
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){results}"],
+            cwd=root, capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         return ""
     return head + ("+dirty" if dirty else "")

@@ -19,6 +19,7 @@ from orchestrator.analysis.results import (
     ba_of,
     collect,
     export,
+    git_commit,
     mark_stale,
     perfect_count_ci,
     read_rows,
@@ -455,3 +456,25 @@ def test_a_sampled_ggp_file_is_marked_and_compared_on_its_own_games(tmp_path):
     text = ggp_docs.render(ggp, tmp_path / "no-iggp")
     assert "| ilasp | 60s | GGP, 1-game sample (stale) | 1 | 100.0% | 1/1 |" in text
     assert "| ilasp | 10s | GGP | 2 |" in text
+
+
+def test_the_commit_stamp_is_dirty_for_code_changes_not_for_results_files(tmp_path):
+    """A bench run after another in one checkout (which wrote a results file) ran the committed code."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "docs" / "results" / "iggp").mkdir(parents=True)
+    results_file, code = tmp_path / "docs" / "results" / "iggp" / "x_60s.csv", tmp_path / "code.py"
+    results_file.write_text("a\n")
+    code.write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    clean = git_commit(tmp_path)
+    assert clean and not clean.endswith("+dirty")
+    results_file.write_text("b\n")
+    assert git_commit(tmp_path) == clean
+    code.write_text("x = 2\n")
+    assert git_commit(tmp_path) == clean + "+dirty"
