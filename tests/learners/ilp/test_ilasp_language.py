@@ -743,8 +743,8 @@ def test_feature_switches_in_the_name():
     assert (s.lines, s.widen, s.concepts, s.defaults) == (False, False, True, True)
 
 
-def test_memory_bound_drops_tables_without_changing_the_search():
-    """A search level with no room for tables recomputes the beam's bindings: same rules found."""
+def _slide_search(held_cells: int):
+    """A seed search of the slide task's first training positive, with ``held_cells``: its result."""
     from learners.ilp.coverage import example_atoms
     from learners.ilp.meter import Meter
     from learners.ilp.search import Bottom, Search
@@ -754,15 +754,18 @@ def test_memory_bound_drops_tables_without_changing_the_search():
     train = task.split("train")
     facts = facts_for(task, train)
     targets = targets_for(task, train, facts.constants)
-    seed = int(targets.positives[0])
-    ex, atom = divmod(seed, targets.n_atoms)
+    ex, atom = divmod(int(targets.positives[0]), targets.n_atoms)
     bottom = Bottom.of(example_atoms(task, train, ex), [parse_atom(a) for a in task.static_atoms()])
-    args = parse_atom(task.target_atoms.names[atom])[1]
-    found = []
-    for cells in (Settings().held_cells, 0):
-        bias = bias_for(task, Settings(held_cells=cells))
-        result = Search(bias, facts, targets, bottom, Meter(Budget())).run(bias.head_pred, args)
-        found.append(sorted(c.text() for c in result.consistent))
+    bias = bias_for(task, Settings(held_cells=held_cells))
+    search = Search(bias, facts, targets, bottom, Meter(Budget()))
+    return search.run(bias.head_pred, parse_atom(task.target_atoms.names[atom])[1])
+
+
+def test_memory_bound_drops_tables_without_changing_the_search():
+    """A search level with no room for tables recomputes the beam's bindings: same rules found."""
+    found = [
+        sorted(c.text() for c in _slide_search(cells).consistent) for cells in (Settings().held_cells, 0)
+    ]
     assert found[0] and found[0] == found[1]
 
 
@@ -772,10 +775,6 @@ def test_recomputed_beam_bindings_are_alive_one_at_a_time(monkeypatch):
     import weakref
 
     from learners.ilp import search as search_module
-    from learners.ilp.coverage import example_atoms
-    from learners.ilp.meter import Meter
-    from learners.ilp.search import Bottom, Search
-    from tasks.task import parse_atom
 
     alive: list[weakref.ref] = []
     most = calls = 0
@@ -791,16 +790,7 @@ def test_recomputed_beam_bindings_are_alive_one_at_a_time(monkeypatch):
 
     real = search_module.body_table
     monkeypatch.setattr(search_module, "body_table", recompute)
-    task = slide_task()
-    train = task.split("train")
-    facts = facts_for(task, train)
-    targets = targets_for(task, train, facts.constants)
-    ex, atom = divmod(int(targets.positives[0]), targets.n_atoms)
-    bottom = Bottom.of(example_atoms(task, train, ex), [parse_atom(a) for a in task.static_atoms()])
-    bias = bias_for(task, Settings(held_cells=0))
-    Search(bias, facts, targets, bottom, Meter(Budget())).run(
-        bias.head_pred, parse_atom(task.target_atoms.names[atom])[1]
-    )
+    _slide_search(held_cells=0)
     assert calls >= 2  # several beam nodes were recomputed ...
     assert most == 1  # ... and each was gone before the next one was
 
