@@ -537,16 +537,20 @@ def test_a_first_epoch_longer_than_the_budget_is_checkpointed_before_the_budget(
     one epoch takes longer (the first epoch stops at half the budget and is validated there)."""
     from learners.gnn.train import build_net
 
-    cfg = GeneratorConfig(n_train=6000, n_valid=40, n_test=10, world_nodes=100)
+    # One epoch must outlast the whole budget on any machine: at dim 64 a 2-core CI runner trains
+    # about 1000 graphs a second, so 12 000 graphs leave a margin of about six (at dim 16 and 6000
+    # graphs a CI runner once got through the epoch in time and the precondition below failed).
+    n_train = 12000
+    cfg = GeneratorConfig(n_train=n_train, n_valid=40, n_test=10, world_nodes=100)
     world = WorldData.of_world(generate_suite(cfg, worlds=[0])[0])
     net = build_net(
-        lambda: GraphLogNet(net_config("gat-egat", dim=16, seed=0, dropout=0.4)), 0, pick_device()
+        lambda: GraphLogNet(net_config("gat-egat", dim=64, seed=0, dropout=0.4)), 0, pick_device()
     )
     budget, reported = Budget(2.0), []
     hist = fit(
         net, [world], TrainConfig(epochs=3), budget, on_improve=lambda *_: reported.append(time.monotonic())
     )
-    assert hist.graphs_trained < 6000  # one epoch is longer than the budget here
+    assert hist.graphs_trained < n_train  # the precondition: one epoch is longer than the budget
     assert reported and reported[0] - budget.started < budget.seconds, "no model before the budget"
     assert hist.epochs[0]["epoch"] == 0 and hist.best_epoch >= 0
 
