@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from learners.ilp.bias import is_integer, type_families
+from tasks import arrays
 from tasks.atoms import predicate_of
 from tasks.signature import Declaration, Signature
 from tasks.task import Split, Task, Vocabulary, format_atom, parse_atom
@@ -171,7 +172,7 @@ def _fluents(task: Task) -> set[str]:
     """The predicates of the background atoms seen in some example and not static: what
     :func:`_seen_atoms` returns second, from the predicate names alone (no argument parsed)."""
     seen = task.seen_background_ids()
-    fluent_ids = seen[~np.isin(seen, np.asarray(task.statics, dtype=np.int64))]
+    fluent_ids = seen[~arrays.isin(seen, np.asarray(task.statics, dtype=np.int64))]
     names = task.background_atoms.names
     return {predicate_of(names[i]) for i in fluent_ids}
 

@@ -110,7 +110,7 @@ class RelevantCover:
         ex = np.asarray(self.examples, dtype=np.int64)
         for r, rule in enumerate(self.rules):
             first = 0 if r >= old_rules else old_examples  # old rules: only the new examples
-            hit = np.flatnonzero(np.isin(ex[first:], rule.pos)) + first
+            hit = np.flatnonzero(arrays.isin(ex[first:], rule.pos)) + first
             lines += [f"cov({e},{k}) :- sel({r})." for e in hit]
         for e in range(len(self.examples)):
             if e < old_examples and k > 1:

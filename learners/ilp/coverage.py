@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from learners.ilp.bias import NEQ, OFFSET, Clause, Literal, is_integer
-from learners.ilp.relations import Column, Table, TooLarge, join, pack, semi
+from learners.ilp.relations import Column, Table, TooLarge, join, matched, pack, semi
 from tasks import arrays
 from tasks.atoms import parse_atoms
 from tasks.task import Split, Task, Vocabulary, parse_atom
@@ -400,8 +400,7 @@ def counts(
     if not has_ex:
         derived *= facts.n
     on = (["ex"] if has_ex else []) + bound
-    covered = semi(pos, proj, on, keep=True) if on else pos
-    keys_hit = np.isin(pos.cols["key"], covered.cols["key"]) if on else np.ones(pos.n, dtype=bool)
+    keys_hit = matched(pos, proj, on) if on else np.ones(pos.n, dtype=bool)
     full_wanted = wanted[_row_ids(targets.positive_table, pos)]
     return int((keys_hit & full_wanted).sum()), int(keys_hit.sum()), derived
 
@@ -442,10 +441,10 @@ def group_counts(
     if has_ex:
         derived = int(valid.sum())
         proj_group = proj.cols["ex"][valid] * len(prep.cvals) + at[valid]
-        covered = np.isin(prep.pos_group, proj_group)
+        covered = arrays.isin(prep.pos_group, proj_group)
     else:
         derived = int(valid.sum()) * facts.n
-        covered = np.isin(prep.pos_dense, at[valid])
+        covered = arrays.isin(prep.pos_dense, at[valid])
     hit = np.zeros(prep.n_groups, dtype=bool)
     hit[prep.group_id[covered]] = True
     hit_wanted = np.zeros(prep.n_groups, dtype=bool)

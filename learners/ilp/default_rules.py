@@ -39,8 +39,8 @@ class Defaults:
 
     def restrict(self, targets: Targets) -> Targets:
         """``targets`` less the default atoms: what is left to learn."""
-        keep = ~np.isin(targets.table.cols["atom"], self.atoms)
-        positives = targets.positives[~np.isin(targets.positives % max(targets.n_atoms, 1), self.atoms)]
+        keep = ~arrays.isin(targets.table.cols["atom"], self.atoms)
+        positives = targets.positives[~arrays.isin(targets.positives % max(targets.n_atoms, 1), self.atoms)]
         return Targets(targets.table.take(np.flatnonzero(keep)), targets.n_atoms, positives, targets.rows)
 
 

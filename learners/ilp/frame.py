@@ -215,7 +215,7 @@ def _removes(table: Table, lit: Literal, facts: Facts) -> np.ndarray:
         holds = np.ones(table.n, dtype=bool)
     else:
         lk, rk = pack([table.cols[c] for c in on], [[lt.cols[c] for c in on]])
-        holds = np.isin(lk, rk)
+        holds = arrays.isin(lk, rk)
     return holds if lit.negated else ~holds
 
 
@@ -272,7 +272,7 @@ def frame_step(
                 lits = lits[:i]
                 break
             meter.spend()
-            rows.bits[i] = np.packbits(_removes(table, lit, facts))
+            rows.set(i, _removes(table, lit, facts))
         if not lits:
             continue
         rows.bits = rows.bits[: len(lits)]  # a view: the literals tested before the meter expired
@@ -300,15 +300,21 @@ class _Rows:
     (a list of rows stacked at the end held it twice)."""
 
     def __init__(self, n_literals: int, n: int) -> None:
-        self.bits = np.zeros((n_literals, (n + 7) // 8), dtype=np.uint8)
+        # whole 64-bit words per literal: :meth:`count` ANDs and counts eight bytes at a time
+        self.bits = np.zeros((n_literals, -(-n // 64) * 8), dtype=np.uint8)
         self.n = n
+
+    def set(self, i: int, removed: np.ndarray) -> None:
+        """Literal ``i`` removes the rows where ``removed`` (booleans over the rows) is true."""
+        packed = np.packbits(removed)
+        self.bits[i, : len(packed)] = packed
 
     @classmethod
     def of(cls, removed: list[np.ndarray]) -> _Rows:
         """The matrix of each literal's removed rows given as booleans (the tests' way in)."""
         rows = cls(len(removed), len(removed[0]) if removed else 0)
         for i, r in enumerate(removed):
-            rows.bits[i] = np.packbits(r)
+            rows.set(i, r)
         return rows
 
     def removed(self, i: int) -> np.ndarray:
@@ -317,11 +323,15 @@ class _Rows:
     def count(self, mask: np.ndarray) -> np.ndarray:
         """Per literal: how many rows of ``mask`` it removes (a chunk of literals at a time:
         :data:`COUNT_CHUNK_BYTES`)."""
-        packed = np.packbits(mask)
+        packed = np.zeros(self.bits.shape[1], dtype=np.uint8)
+        bits = np.packbits(mask)
+        packed[: len(bits)] = bits
+        words = packed.view(np.uint64)
         step = max(1, COUNT_CHUNK_BYTES // max(1, self.bits.shape[1]))
         out = np.empty(len(self.bits), dtype=np.int64)
         for i in range(0, len(self.bits), step):
-            out[i : i + step] = np.bitwise_count(self.bits[i : i + step] & packed).sum(axis=1, dtype=np.int64)
+            chunk = self.bits[i : i + step].view(np.uint64)
+            out[i : i + step] = np.bitwise_count(chunk & words).sum(axis=1, dtype=np.int64)
         return out
 
 
@@ -420,7 +430,7 @@ def _sample(
     chosen = _draw(per_example, n, max_rows, least, seed)
     if len(chosen) == len(examples):
         return np.arange(len(ex))
-    return np.flatnonzero(np.isin(ex, examples[chosen]))
+    return np.flatnonzero(arrays.isin(ex, examples[chosen]))
 
 
 def _draw(per_example: np.ndarray, n: int, max_rows: int, least: int, seed: int = 0) -> np.ndarray:
@@ -468,5 +478,5 @@ def _labels(table: Table, k: int, facts: Facts, targets: Targets) -> tuple[np.nd
     scored = (at < len(ck)) & (ck[order][at_ok] == rk) if len(ck) else np.zeros(table.n, dtype=bool)
     atom = cand.cols["atom"][order][at_ok]
     keys = table.cols["ex"] * targets.n_atoms + atom
-    is_pos = np.isin(keys, targets.positives)
+    is_pos = arrays.isin(keys, targets.positives)
     return scored, is_pos[scored]

@@ -41,6 +41,7 @@ from learners.ilp.pool import Pool, covered
 from learners.ilp.profile import Profile
 from learners.ilp.scoring import Scorer
 from learners.ilp.seeds import SeedSearch
+from tasks import arrays
 from tasks.task import Task, parse_atom
 
 RESERVE_SHARE = 0.1
@@ -182,7 +183,7 @@ def iterate(
     state.hand_out(lr, state.hypothesis)
     uncovered = np.setdiff1d(positives, state.covered_now, assume_unique=True)
     if state.set_aside:
-        uncovered = uncovered[~np.isin(uncovered, sorted(state.set_aside))]
+        uncovered = uncovered[~arrays.isin(uncovered, sorted(state.set_aside))]
     if len(uncovered) == 0:
         state.status = "complete" if not state.set_aside else "bias too small"
         return -1

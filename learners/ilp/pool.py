@@ -15,6 +15,7 @@ from learners.ilp.bias import Clause
 from learners.ilp.cover import ScoredRule
 from learners.ilp.coverage import Facts, Targets, TooLarge, evaluate_clause
 from learners.metrics import balanced_accuracy
+from tasks import arrays
 from tasks.arrays import union
 
 
@@ -109,7 +110,7 @@ class Pool:
             keys = evaluate_clause(clause, facts, targets, max_rows)
         except TooLarge:
             return None
-        hit = np.isin(keys, self.positives, assume_unique=True)
+        hit = arrays.isin(keys, self.positives)
         if not hit.any():
             return None
         return ScoredRule(clause.text(), clause.length, keys[hit], keys[~hit], clause.singletons())
@@ -121,12 +122,10 @@ class Pool:
         """
         for other in self.consistent:
             if _cost(other) <= _cost(rule) and len(other.pos) >= len(rule.pos):
-                if np.isin(rule.pos, other.pos, assume_unique=True).all():
+                if arrays.isin(rule.pos, other.pos).all():
                     return False
         self.consistent = [
-            o
-            for o in self.consistent
-            if not (_cost(rule) <= _cost(o) and np.isin(o.pos, rule.pos, assume_unique=True).all())
+            o for o in self.consistent if not (_cost(rule) <= _cost(o) and arrays.isin(o.pos, rule.pos).all())
         ]
         self.consistent.append(rule)
         return True

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tasks import arrays
+
 Column = Hashable  # "ex" or a variable index
 
 
@@ -66,7 +68,7 @@ def pack(columns: Sequence[np.ndarray], others: Sequence[Sequence[np.ndarray]] =
         return keys[0] if not others else tuple(keys)
     packed = [np.asarray(g[0], dtype=np.int64).copy() for g in groups]
     for j in range(1, len(groups[0])):
-        cols = [np.asarray(g[j], dtype=np.int64) for g in groups]
+        cols = [np.asarray(g[j]) for g in groups]  # k * hi_col + c is int64 with k: no copy here
         hi_key = max((int(k.max()) if len(k) else 0) for k in packed) + 1
         hi_col = max((int(c.max()) if len(c) else 0) for c in cols) + 1
         if hi_key * hi_col >= 2**62:  # renumber densely to stay inside int64
@@ -111,6 +113,11 @@ def semi(left: Table, right: Table, on: Sequence[Column], keep: bool) -> Table:
     """Rows of ``left`` with (``keep=True``) or without (anti-join) a match in ``right`` on ``on``."""
     if not on:
         return left if (right.n > 0) == keep else left.take(np.zeros(0, dtype=np.int64))
-    lk, rk = pack([left.cols[c] for c in on], [[right.cols[c] for c in on]])
-    hit = np.isin(lk, rk)
+    hit = matched(left, right, on)
     return left.take(np.flatnonzero(hit if keep else ~hit))
+
+
+def matched(left: Table, right: Table, on: Sequence[Column]) -> np.ndarray:
+    """Which rows of ``left`` have a match in ``right`` on the (non-empty) columns ``on``: a mask."""
+    lk, rk = pack([left.cols[c] for c in on], [[right.cols[c] for c in on]])
+    return arrays.isin(lk, rk)

@@ -94,15 +94,15 @@ class Scorer:
             derived = np.setdiff1d(targets.every_key(), derived, assume_unique=True)
         defaults = self.mode.defaults
         if defaults is not None:
-            if not all(np.isin(others, scored).all() for others in defaults.others):
+            if not all(arrays.isin(others, scored).all() for others in defaults.others):
                 return None
             held = [derived]
             for atom, others in zip(defaults.atoms.tolist(), defaults.others, strict=True):
                 if atom in scored:  # a default holds where no other value of its key is derived
-                    other_held = np.isin(derived % max(n_atoms, 1), others)
+                    other_held = arrays.isin(derived % max(n_atoms, 1), others)
                     free = np.setdiff1d(np.arange(n_ex, dtype=np.int64), derived[other_held] // n_atoms)
                     held.append(free * n_atoms + atom)
             derived = arrays.unique(np.concatenate(held))
-        tp = int(np.isin(derived, targets.positives, assume_unique=True).sum())
+        tp = int(arrays.isin(derived, targets.positives).sum())
         fp, fn = len(derived) - tp, len(targets.positives) - tp
         return Counts(tp, fp, n_ex * targets.table.n - tp - fp - fn, fn)

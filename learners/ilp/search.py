@@ -45,6 +45,7 @@ from learners.ilp.coverage import Facts, Targets, TooLarge, body_table, counts, 
 from learners.ilp.meter import Meter
 from learners.ilp.refine import Bottom, Refinement, Refiner
 from learners.ilp.relations import Table
+from tasks import arrays
 
 __all__ = ["Bottom", "Held", "Node", "Search", "SearchResult"]
 
@@ -126,7 +127,7 @@ class Search:
         self.refiner = Refiner(bias, bottom)
         self.meter = meter
         self.wanted = targets.positives if wanted is None else wanted
-        self.wanted_mask = np.isin(targets.positive_table.cols["key"], self.wanted)
+        self.wanted_mask = arrays.isin(targets.positive_table.cols["key"], self.wanted)
         self.group_cache: dict = {}
         self.n_pos = max(len(self.wanted), 1)
         self.n_neg = max(facts.n * targets.table.n - len(targets.positives), 1)

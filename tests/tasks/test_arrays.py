@@ -25,3 +25,10 @@ def test_union_is_numpys(parts):
     got = arrays.union([p.astype(np.int64) for p in parts])
     want = np.unique(np.concatenate([p.astype(np.int64) for p in parts])) if parts else np.zeros(0, np.int64)
     assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+@given(int_arrays, int_arrays)
+def test_isin_is_numpys(values, pool):
+    """Either side may be the longer one (the shorter is sorted), of any integer dtype."""
+    got = arrays.isin(values, pool)
+    assert got.dtype == bool and np.array_equal(got, np.isin(values, pool))
