@@ -342,13 +342,21 @@ def read_rows(path: Path) -> list[dict]:
     return rows
 
 
+def _hash_now(current: dict[str, str], learner: str) -> str:
+    """``learner``'s source hash, computed once per ``current`` (a file's rows share it: hashing
+    parses the learner's package, and ``dict.setdefault`` would compute it for every row)."""
+    if learner not in current:
+        current[learner] = source_hash(learner)
+    return current[learner]
+
+
 def stale_rows(path: Path) -> list[tuple[int, str, str, str]]:
     """(line, learner, recorded hash, current hash) of rows whose source hash no longer matches and
     that are not marked stale."""
     current: dict[str, str] = {}
     out = []
     for i, r in enumerate(read_rows(path), start=2):
-        now = current.setdefault(r["learner"], source_hash(r["learner"]))
+        now = _hash_now(current, r["learner"])
         if r["source_hash"] != now and not r["stale"]:
             out.append((i, r["learner"], r["source_hash"], now))
     return out
@@ -361,7 +369,7 @@ def mark_stale(path: Path) -> int:
     current: dict[str, str] = {}
     marked = 0
     for r in rows:
-        now = current.setdefault(r["learner"], source_hash(r["learner"]))
+        now = _hash_now(current, r["learner"])
         if r["source_hash"] != now and not r["stale"]:
             r["stale"] = f"sources now {now}"
             marked += 1

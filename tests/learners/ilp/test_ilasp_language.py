@@ -500,15 +500,18 @@ def test_frame_candidates_never_pass_the_hard_bit_cap(monkeypatch):
     assert not _finds_hop(_frame_texts(task))  # the landing square's literal is not reached
 
 
-def test_frame_row_counts_are_the_same_chunk_by_chunk(monkeypatch):
-    """`_Rows.count` counts a chunk of literals at a time, with the same result as all at once."""
-    rng = np.random.default_rng(1)
-    removed = [rng.random(37) < 0.4 for _ in range(25)]
+@pytest.mark.parametrize("n_rows", [37, 64, 130])
+def test_frame_row_counts_are_the_same_chunk_by_chunk(monkeypatch, n_rows):
+    """`_Rows.count` counts a chunk of literals at a time, 64 rows to a word (the last one padded),
+    with the same result as counting the booleans."""
+    rng = np.random.default_rng(n_rows)
+    removed = [rng.random(n_rows) < 0.4 for _ in range(25)]
     rows = frame._Rows.of(removed)
-    mask = rng.random(37) < 0.5
+    mask = rng.random(n_rows) < 0.5
     expected = np.array([int((r & mask).sum()) for r in removed])
     assert (rows.count(mask) == expected).all()
-    monkeypatch.setattr(frame, "COUNT_CHUNK_BYTES", 10)  # two literals' bytes a chunk
+    assert all((rows.removed(i) == r).all() for i, r in enumerate(removed))
+    monkeypatch.setattr(frame, "COUNT_CHUNK_BYTES", 10)  # fewer bytes than a literal's: one at a time
     assert (rows.count(mask) == expected).all()
 
 
