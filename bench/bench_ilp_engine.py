@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import iggp_dir, print_table  # noqa: E402
+from procs.child import die_with_parent, kill_group  # noqa: E402
 
 TASKS = (
     "tictactoe/terminal/terminal",
@@ -63,17 +64,21 @@ print(json.dumps({"sources": learners.base.__file__, "seconds": seconds, "progra
 
 
 def learn_in(tree: Path, dataset: Path, task: str, learner: str, budget: float) -> dict:
-    """One job learned by the sources of ``tree`` in a fresh process (killed with its session on
-    any exit of this one)."""
+    """One job learned by the sources of ``tree`` in a fresh process, which dies with this one
+    (``die_with_parent``, as the MPS daemon is started) and is killed past its budget."""
     game, target, predicate = task.split("/")
     env = {**os.environ, "PYTHONPATH": str(tree)}
     cmd = [sys.executable, "-c", CHILD, str(dataset), game, target, predicate, learner, str(budget)]
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    parent = os.getpid()
+    proc = subprocess.Popen(
+        cmd, cwd=tree, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: die_with_parent(parent),
+    )  # fmt: skip
     try:
         out, _ = proc.communicate(timeout=budget + 120)
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, 9)
+            kill_group(proc.pid)
     if proc.returncode != 0:
         raise RuntimeError(f"{task} in {tree}: exit {proc.returncode}")
     result = json.loads(out.strip().splitlines()[-1])

@@ -7,10 +7,11 @@ here that took 9.3 s for 5 million int64 keys, where a sort and a comparison of 
 times target atom), often concatenations of sorted runs, which a stable sort merges in near-linear
 time: on a generated GGP ``next`` task the hashing alone took 12.7 s of a 10 s budget.
 
-``np.isin`` is replaced for the same reason: for integers it sorts both arrays together after a
-hashed ``np.unique`` of the second. :func:`isin` sorts only the shorter array and finds the other's
-values in it by binary search: the ILP learner's membership tests (which body bindings a literal
-keeps, which derived keys are positives) are most of the work of testing a candidate rule.
+``np.isin`` is replaced for the same reason where its values are spread out: there it sorts both
+arrays together after a hashed ``np.unique`` of the second. :func:`isin` keeps numpy's lookup table
+for a pool of narrow range and otherwise sorts only the shorter array and finds the other's values
+in it by binary search: the ILP learner's membership tests (which body bindings a literal keeps,
+which derived keys are positives) are most of the work of testing a candidate rule.
 """
 
 from __future__ import annotations

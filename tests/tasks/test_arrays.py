@@ -27,8 +27,12 @@ def test_union_is_numpys(parts):
     assert got.dtype == np.int64 and np.array_equal(got, want)
 
 
-@given(int_arrays, int_arrays)
+wide_arrays = hnp.arrays(np.int64, st.integers(0, 60), elements=st.integers(0, 2**40))
+
+
+@given(st.one_of(int_arrays, wide_arrays), st.one_of(int_arrays, wide_arrays))
 def test_isin_is_numpys(values, pool):
-    """Either side may be the longer one (the shorter is sorted), of any integer dtype."""
+    """Either side may be the longer one (the shorter is sorted), of any integer dtype; values of a
+    wide range take the sorting paths, a narrow pool numpy's lookup table."""
     got = arrays.isin(values, pool)
     assert got.dtype == bool and np.array_equal(got, np.isin(values, pool))
