@@ -10,7 +10,9 @@ picked together, over every training example at once:
    ``input_f`` for ``legal_f``) with the head's variables: its bindings are the rows (example, X..),
    each a positive or a negative target atom.
 2. Every candidate literal over a background predicate uses head variables of compatible type or
-   ``_`` (safe: each variable is bound by the base): negated ones with at least one variable;
+   ``_`` (safe: each variable is bound by the base): negated ones with at least one variable,
+   or over a dynamic predicate with one constant and no variable (``not true_season(winter)``: a
+   state-wide exception);
    positive guards over fluents and moves (``does_move(_, _, _, _, _)``: a move was made); positive
    statics over head variables (``succ(Y1, Y2)``); ``X = Y`` and ``X != Y`` between head variables
    (``_noframeequal`` drops these). Each candidate's effect is the set of rows it removes - one
@@ -19,6 +21,9 @@ picked together, over every training example at once:
    positive rows as possible. Greedy: first literals that remove no positive (most negatives
    first), then, if negatives remain, the literal with the best balanced-accuracy gain. At most
    ``max_body - 1`` literals. Every prefix is returned too (material for the fallback cover).
+   The literals are chosen on a sample of the examples; where the clause keeps a negative row
+   of an example outside it, such examples join the sample and the choice is made again
+   (`_choose`).
 4. **Several clauses** (`_sequential_cover`, ``_noframecover`` drops it): FOIL's sequential
    covering over the same rows, for targets one clause cannot express ("a straight move to an
    empty square, or a diagonal one onto anything but my own piece"; "sheep move onto a blank,
@@ -72,6 +77,9 @@ SAMPLE = 200
 verifies each clause on all of them): a static base such as ``input_move`` has a row per move
 and example, and each candidate is a semi-join over those rows."""
 SAMPLE_ROWS = 50_000
+COUNTER_ROUNDS = 2
+"""Times the literals are chosen once more, on the sample and the examples where the clauses chosen
+keep a negative row (`_choose`)."""
 MIN_SAMPLE = 40
 """...and of fewer examples (at least ``MIN_SAMPLE``) where a base has so many rows per example
 that 200 would pass ``SAMPLE_ROWS``: platformjumpers' ``valid_move`` has 1,080 moves a state,
@@ -98,7 +106,8 @@ def candidates(
 ) -> list[Literal]:
     """Literals whose arguments are head variables (each at most once), ``_`` or one constant.
 
-    Negated ones need a variable (``not does_move(_, X, Y, _, _)``: "nobody moves from X,Y");
+    Negated ones need a variable (``not does_move(_, X, Y, _, _)``: "nobody moves from X,Y"),
+    unless over a dynamic predicate (``not true_season(winter)``: "unless it is winter");
     positive ones are guards over dynamic predicates (``does_move(_, _, _, _, _)``: "a move was
     made", false in a terminal state where every fluent is dropped; ``true_cell(X2, Y2, b)``:
     "the target square is empty") or statics over head variables and no ``_`` (``succ(Y1, Y2)``);
@@ -175,7 +184,7 @@ def _assignments(pred, ts, options, base, n_vars, k, dynamic, keep):
             if pred == base and args == tuple(range(n_vars)):
                 continue
             has_var = any(isinstance(a, int) for a in values)
-            if has_var:
+            if has_var or dynamic:  # ``not true_season(winter)``: unless a state-wide condition
                 yield Literal(pred, args, negated=True)
             if dynamic or (has_var and None not in args):
                 yield Literal(pred, args)
@@ -256,40 +265,112 @@ def frame_step(
             continue
         scored, is_pos = label
         table = table.take(np.flatnonzero(scored))
-        keep = _sample(table.cols["ex"], SAMPLE, seed)
-        table, is_pos = table.take(keep), is_pos[keep]
-        n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
-        if n_pos == 0:
+        if not is_pos.any():
             continue
         out.append(clause)
-        if n_neg == 0:
+        if is_pos.all():
             continue
-        cap = min(max(MAX_CANDIDATES, LITERAL_BITS // table.n), MAX_LITERAL_BITS // table.n)
-        lits = candidates(bias, base, k, bias.head_types, meter, cap)
-        rows = _Rows(len(lits), table.n)
-        for i, lit in enumerate(lits):
-            if meter.expired():
-                lits = lits[:i]
-                break
-            meter.spend()
-            rows.set(i, _removes(table, lit, facts))
-        if not lits:
-            continue
-        rows.bits = rows.bits[: len(lits)]  # a view: the literals tested before the meter expired
+        chosen, bodies, lits = _choose(bias, base, table, is_pos, facts, meter, given, seed)
 
         def clause_of(body: list[int], base: str = base, lits: list[Literal] = lits) -> Clause:
             return Clause(
                 bias.head_pred, head, (Literal(base, head), *(lits[i] for i in body)), bias.head_types
             )
 
-        chosen = _greedy(rows, is_pos, bias.settings.max_body - 1)
         out += [clause_of(chosen[:i]) for i in range(1, len(chosen) + 1)]
-        if bias.settings.frame_cover:
-            # the cover is cheap next to testing the literals, which may have used the whole meter
-            cover = meter.grace(given / 4)
-            bodies = _sequential_cover(rows, is_pos, 2 * bias.settings.max_body - 2, cover)
-            several += [clause_of(body) for body in bodies]
+        several += [clause_of(body) for body in bodies]
     return out, several
+
+
+def _choose(
+    bias: Bias,
+    base: str,
+    table: Table,
+    is_pos: np.ndarray,
+    facts: Facts,
+    meter: Meter,
+    given: float,
+    seed: int,
+) -> tuple[list[int], list[list[int]], list[Literal]]:
+    """The one clause's literals (`_greedy`) and the cover's clauses (`_sequential_cover`) over a
+    sample of the base's labelled rows ``table``, as indices into the literals tested (returned).
+
+    The literals are chosen on the rows of a sample of examples (`_sample`); a negative that only
+    a few examples show (a crop burnt by arson among thousands of states) is often not in it, and
+    the clause chosen keeps it. So the choice is checked on every row: the examples where the
+    one clause keeps a negative row join the sample (`_counterexamples`), and the literals are
+    tested and chosen once more, at most ``COUNTER_ROUNDS`` times, while the meter has what the
+    first round spent left (a work meter: the same rounds on any machine).
+    """
+    k = len(bias.head_types)
+    ex = table.cols["ex"]
+    examples = arrays.unique(ex[_sample(ex, SAMPLE, seed)])
+    rounds = 0
+    while True:
+        start = meter.now()
+        keep = np.flatnonzero(arrays.isin(ex, examples))
+        rows_table, rows_pos = table.take(keep), is_pos[keep]
+        if not rows_pos.any():  # no positive in the sample: nothing to keep, no gain to weigh
+            return [], [], []
+        if rows_pos.all():  # no negative in the sample: the cover has nothing to remove
+            chosen, bodies, lits = [], [], []
+        else:
+            cap = min(max(MAX_CANDIDATES, LITERAL_BITS // rows_table.n), MAX_LITERAL_BITS // rows_table.n)
+            lits = candidates(bias, base, k, bias.head_types, meter, cap)
+            rows = _Rows(len(lits), rows_table.n)
+            for i, lit in enumerate(lits):
+                if meter.expired():
+                    lits = lits[:i]
+                    break
+                meter.spend()
+                rows.set(i, _removes(rows_table, lit, facts))
+            rows.bits = rows.bits[: len(lits)]  # a view: the literals tested before the meter expired
+            chosen = _greedy(rows, rows_pos, bias.settings.max_body - 1) if lits else []
+            bodies = []
+            if lits and bias.settings.frame_cover:
+                # the cover is cheap next to testing the literals, which may have used the whole meter
+                bodies = _sequential_cover(
+                    rows, rows_pos, 2 * bias.settings.max_body - 2, meter.grace(given / 4)
+                )
+        if rounds == COUNTER_ROUNDS or meter.left() < meter.now() - start or meter.expired():
+            return chosen, bodies, lits
+        missed = _counterexamples(table, is_pos, chosen, lits, facts, examples, meter, seed, rows_table.n)
+        if len(missed) == 0:
+            return chosen, bodies, lits
+        examples = arrays.union([examples, missed])
+        rounds += 1
+
+
+def _counterexamples(
+    table: Table,
+    is_pos: np.ndarray,
+    body: list[int],
+    lits: list[Literal],
+    facts: Facts,
+    sampled: np.ndarray,
+    meter: Meter,
+    seed: int,
+    sample_rows: int,
+) -> np.ndarray:
+    """Examples outside ``sampled`` where the clause of ``body`` (over the base's rows ``table``)
+    keeps a negative row: at most ``SAMPLE // 2`` of them, drawn with ``seed``, and no more than
+    half of ``SAMPLE_ROWS`` rows (at least one example). Each literal tested on every row spends
+    what testing it on that many sampled rows (``sample_rows``) would, times over.
+
+    Only the one clause is checked: the cover's clauses are many (up to 12 of 8 literals), and
+    checking them all on a base of a million rows took longer than the rest of the frame step."""
+    alive = ~is_pos
+    cost = max(1, -(-table.n // max(1, sample_rows)))
+    for i in body:
+        meter.spend(cost)
+        alive &= ~_removes(table, lits[i], facts)
+    ex = table.cols["ex"]
+    missed = arrays.unique(ex[alive])
+    missed = missed[~arrays.isin(missed, sampled)]
+    if len(missed) == 0:
+        return missed
+    per_example = np.bincount(np.searchsorted(missed, ex[arrays.isin(ex, missed)]), minlength=len(missed))
+    return missed[_draw(per_example, SAMPLE // 2, SAMPLE_ROWS // 2, 1, seed)]
 
 
 class _Rows:
