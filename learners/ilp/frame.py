@@ -306,6 +306,7 @@ def _choose(
     ex = table.cols["ex"]
     examples = arrays.unique(ex[_sample(ex, SAMPLE, seed)])
     rounds = 0
+    bodies: list[list[int]]
     while True:
         start = meter.now()
         keep = np.flatnonzero(arrays.isin(ex, examples))
