@@ -44,3 +44,16 @@ def coverage_and_clingo(clause, task: Task, split_name: str = "test") -> tuple[l
     pred = RuleModel(clause.text()).predict(task, split).tocoo()
     expected = np.sort(pred.row.astype(np.int64) * targets.n_atoms + pred.col)
     return keys.tolist(), expected.tolist()
+
+
+def frame_texts(task: Task, settings=None, max_rows: int = 10**6) -> list[str]:
+    """The frame step's candidate rules on the task's training split, as text."""
+    from learners.ilp.bias import bias_for
+    from learners.ilp.coverage import facts_for, targets_for
+    from learners.ilp.frame import frame_clauses
+
+    train = task.split("train")
+    facts = facts_for(task, train)
+    targets = targets_for(task, train, facts.constants)
+    bias = bias_for(task) if settings is None else bias_for(task, settings)
+    return [c.text() for c in frame_clauses(bias, facts, targets, max_rows)]

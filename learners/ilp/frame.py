@@ -78,8 +78,8 @@ verifies each clause on all of them): a static base such as ``input_move`` has a
 and example, and each candidate is a semi-join over those rows."""
 SAMPLE_ROWS = 50_000
 COUNTER_ROUNDS = 2
-"""Times the literals are chosen once more, on the sample and the examples where the clauses chosen
-keep a negative row (`_choose`)."""
+"""Times the literals are chosen once more, on the sample and the examples where the one clause
+chosen keeps a negative row (`_choose`)."""
 MIN_SAMPLE = 40
 """...and of fewer examples (at least ``MIN_SAMPLE``) where a base has so many rows per example
 that 200 would pass ``SAMPLE_ROWS``: platformjumpers' ``valid_move`` has 1,080 moves a state,
@@ -370,8 +370,8 @@ def _counterexamples(
     missed = missed[~arrays.isin(missed, sampled)]
     if len(missed) == 0:
         return missed
-    per_example = np.bincount(np.searchsorted(missed, ex[arrays.isin(ex, missed)]), minlength=len(missed))
-    return missed[_draw(per_example, SAMPLE // 2, SAMPLE_ROWS // 2, 1, seed)]
+    rows = ex[arrays.isin(ex, missed)]
+    return arrays.unique(rows[_sample(rows, SAMPLE // 2, seed, SAMPLE_ROWS // 2, 1)])
 
 
 class _Rows:

@@ -15,12 +15,12 @@ states (`learners.ilp.frame.SAMPLE`) misses it. The rule is one frame clause,
 from __future__ import annotations
 
 import numpy as np
+from ilp_tasks import frame_texts
 
 from learners.base import Budget, make_learner
 from learners.ilp import frame
 from learners.ilp.bias import bias_for
 from learners.ilp.coverage import facts_for, targets_for
-from learners.ilp.frame import frame_clauses
 from learners.ilp.meter import Meter
 from learners.metrics import evaluate, pool
 from tasks.iggp import DatFile, task_from_dats
@@ -65,11 +65,7 @@ def crops_task():
 
 
 def _bodies(task) -> list[set[str]]:
-    train = task.split("train")
-    facts = facts_for(task, train)
-    targets = targets_for(task, train, facts.constants)
-    clauses = frame_clauses(bias_for(task), facts, targets, 10**6)
-    return [set(c.text().split(" :- ")[1].rstrip(".").split(", ")) for c in clauses]
+    return [set(text.split(" :- ")[1].rstrip(".").split(", ")) for text in frame_texts(task)]
 
 
 def test_a_frame_exception_outside_the_sample_is_found_by_choosing_again(monkeypatch):

@@ -40,13 +40,14 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from ilp_tasks import frame_texts
 
 from learners.base import Budget, make_learner
 from learners.ilp import frame
 from learners.ilp.bias import Settings, bias_for
 from learners.ilp.coverage import facts_for, targets_for
 from learners.ilp.default_rules import defaults_for
-from learners.ilp.frame import _distinct_product, frame_clauses
+from learners.ilp.frame import _distinct_product
 from learners.ilp.ilasp import IlaspLearner
 from learners.metrics import evaluate, pool
 from tasks.iggp import DatFile, task_from_dats
@@ -411,15 +412,6 @@ def _test_ba(model, task) -> float:
     return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
 
 
-def _frame_texts(task, settings: Settings | None = None, max_rows: int = 10**6) -> list[str]:
-    """The frame step's candidate rules on the task's training split, as text."""
-    train = task.split("train")
-    facts = facts_for(task, train)
-    targets = targets_for(task, train, facts.constants)
-    bias = bias_for(task) if settings is None else bias_for(task, settings)
-    return [c.text() for c in frame_clauses(bias, facts, targets, max_rows)]
-
-
 @given(st.lists(st.lists(st.sampled_from([0, 1, 2, "a", "b", "c"]), unique=True, max_size=5), max_size=5))
 def test_frame_assignments_are_the_product_less_repeated_variables_and_second_constants(options):
     """The frame step's literal arguments: the product of the options in its order, pruned while it
@@ -433,7 +425,7 @@ def test_frame_assignments_are_the_product_less_repeated_variables_and_second_co
 
 
 def test_frame_clauses_choose_negation_and_guard_together():
-    texts = _frame_texts(slide_task())
+    texts = frame_texts(slide_task())
     assert texts[0] == "next_cell(Pos1,Mark1) :- true_cell(Pos1,Mark1)."
     last = texts[-1]
     assert "not does_move(_,Pos1,_)" in last and "does_move(_,_,_)" in last.replace(
@@ -443,7 +435,7 @@ def test_frame_clauses_choose_negation_and_guard_together():
 
 def test_frame_clause_over_a_static_base_names_a_constant():
     task = hop_task()
-    texts = _frame_texts(task)
+    texts = frame_texts(task)
     assert texts[0] == "legal_move(Role1,Pos1,Pos2) :- input_move(Role1,Pos1,Pos2)."
     assert set(texts[-1].split(" :- ")[1].rstrip(".").split(", ")) == {
         "input_move(Role1,Pos1,Pos2)",
@@ -451,7 +443,7 @@ def test_frame_clause_over_a_static_base_names_a_constant():
         "true_cell(Pos1,Role1)",
         "true_cell(Pos2,e)",
     }, texts
-    plain = _frame_texts(task, Settings(frame_constants=False))
+    plain = frame_texts(task, Settings(frame_constants=False))
     assert not any("true_cell(Pos2,e)" in text for text in plain)
     model = make_learner("ilasp").fit(task, Budget(20))
     assert _test_ba(model, task) == 1.0, model.rules()
@@ -476,9 +468,9 @@ def test_frame_candidates_grow_with_the_bits_the_rows_leave(monkeypatch):
     task = hop_task()
     monkeypatch.setattr(frame, "MAX_CANDIDATES", 20)
     monkeypatch.setattr(frame, "LITERAL_BITS", 0)
-    assert not _finds_hop(_frame_texts(task))
+    assert not _finds_hop(frame_texts(task))
     monkeypatch.setattr(frame, "LITERAL_BITS", 2**30)
-    assert _finds_hop(_frame_texts(task))
+    assert _finds_hop(frame_texts(task))
 
 
 def test_frame_candidates_never_pass_the_hard_bit_cap(monkeypatch):
@@ -495,9 +487,9 @@ def test_frame_candidates_never_pass_the_hard_bit_cap(monkeypatch):
 
     monkeypatch.setattr(frame._Rows, "__init__", spy)
     monkeypatch.setattr(frame, "MAX_LITERAL_BITS", 20 * 6000)
-    _frame_texts(task)
+    frame_texts(task)
     assert made and max(made) <= 20 * 6000
-    assert not _finds_hop(_frame_texts(task))  # the landing square's literal is not reached
+    assert not _finds_hop(frame_texts(task))  # the landing square's literal is not reached
 
 
 @pytest.mark.parametrize("n_rows", [37, 64, 130])
@@ -520,9 +512,9 @@ def test_a_static_base_too_large_for_every_example_is_crossed_with_some(monkeypa
     2,000: the frame step crosses the base with as many states as ``SAMPLE_ROWS`` allows
     (freeforall's 1,104 moves over thousands of states had no frame clause at all)."""
     task = hop_task()
-    assert _frame_texts(task, max_rows=2000) == []  # not even with a handful of states
+    assert frame_texts(task, max_rows=2000) == []  # not even with a handful of states
     monkeypatch.setattr(frame, "SAMPLE_ROWS", 1000)
-    assert _finds_hop(_frame_texts(task, max_rows=2000))
+    assert _finds_hop(frame_texts(task, max_rows=2000))
 
 
 @given(st.lists(st.integers(0, 30), min_size=1, max_size=300), st.integers(1, 40), st.integers(1, 200))
