@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from learners.ilp.program import asp_constant
-from tasks.task import Task, parse_atom, predicate_of
+from tasks.task import Task, parse_atom
 
 NEQ = "!="
 OFFSET = "+"
@@ -234,6 +234,9 @@ class Bias:
     family: dict[str, str] = field(default_factory=dict)
     constants: dict[str, list[str]] = field(default_factory=dict)
     settings: Settings = field(default_factory=Settings)
+    fluents: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    """Each fluent's ground atoms seen in the learning splits, sorted: the candidates of a ground
+    absence test ``not true_on(3, 4)`` (:meth:`learners.ilp.refine.Refiner._negated`)."""
 
     def __post_init__(self) -> None:
         self._declared = {c for cs in self.constants.values() for c in cs}
@@ -333,10 +336,18 @@ def bias_for(task: Task, settings: Settings | None = None) -> Bias:
         return tuple(declared[pred])
 
     static_ids = set(int(i) for i in task.statics)
-    dynamic = {predicate_of(task.background_atoms.names[i]) for i in seen if int(i) not in static_ids}
+    fluents: dict[str, list[tuple[str, ...]]] = {}
+    for i in seen:
+        if int(i) not in static_ids:
+            name, args = parse_atom(task.background_atoms.names[i])
+            fluents.setdefault(name, []).append(tuple(args))
+    dynamic = set(fluents)
     body_types = {p: types_of(p, n) for p, n in arities.items()}
     static_preds = set(arities) - dynamic
     family = type_families(sig) if sig is not None else {}
     all_types = set(types_of(head, head_arity)) | {t for ts in body_types.values() for t in ts}
     constants = {t: list(sig.constants(t)) for t in all_types} if sig is not None else {}
-    return Bias(head, types_of(head, head_arity), body_types, static_preds, family, constants, settings)
+    fluents = {p: sorted(set(atoms)) for p, atoms in sorted(fluents.items())}
+    return Bias(
+        head, types_of(head, head_arity), body_types, static_preds, family, constants, settings, fluents
+    )

@@ -281,8 +281,10 @@ class Refiner:
 
     def _negated(self, c: Clause, theta: tuple[str, ...], bound: list[int]) -> Iterator[Refinement]:
         """``c`` plus one negated literal over bound variables, ``_`` and at most one constant,
-        false in the seed (at most ``MAX_NEGATIONS``)."""
+        false in the seed, then, for a clause with no bound variable, the ground absence tests
+        (at most ``MAX_NEGATIONS`` in all)."""
         bias, count = self.bias, 0
+        made: set[Literal] = set()
         for pred, types in sorted(bias.body_types.items()):
             options = []
             for t in types:
@@ -303,6 +305,25 @@ class Refiner:
                     continue  # the seed must stay covered
                 lit = Literal(pred, tuple(combo), negated=True)
                 if lit in c.body or Literal(pred, tuple(combo)) in c.body:
+                    continue
+                yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
+                made.add(lit)
+                count += 1
+                if count >= MAX_NEGATIONS:
+                    return
+        if bound or not self.s.absence:
+            return
+        # a clause with no variable in its body: ground absence tests over the fluent atoms the data
+        # shows (``goal(robot, 0) :- not true_on(3, 4)``; ``next(p) :- does(robot, a), not true(p)``),
+        # which the one-constant rule above cannot name (two constants, or a type of ten)
+        for pred, atoms in bias.fluents.items():
+            if pred not in bias.body_types:
+                continue
+            for args in atoms:
+                lit = Literal(pred, args, negated=True)
+                if lit in made or lit in c.body or Literal(pred, args) in c.body:
+                    continue
+                if self.bottom.holds(pred, args) or not all(map(bias.may_name, args)):
                     continue
                 yield Clause(c.head_pred, c.head_args, c.body + (lit,), c.types), theta, lit
                 count += 1

@@ -254,9 +254,12 @@ class Search:
 
     def _next_beam(self, children: list[Node], width: int) -> list[Node]:
         """The best ``width`` safe children and ``width // 2`` (at least 2) unsafe ones (their
-        bindings, if dropped, are recomputed when each is expanded: `_bindings`). Ties prefer more variables (a literal that binds new variables without changing
-        the coverage yet, like does(A, Action) before beats(Action, B), is kept on the plateau)."""
-        children.sort(key=lambda n: (-round(n.score, 9), -len(n.clause.types), n.clause.length))
+        bindings, if dropped, are recomputed when each is expanded: `_bindings`). Ties prefer the
+        shorter clause (a named head with no body, ``goal(robot, 0).``, before ``goal(A, 0) :-
+        input_toggle(A, X, Y)``: the short rules are under it), then more variables (a literal that
+        binds new variables without changing the coverage yet, like does(A, Action) before
+        beats(Action, B), is kept on the plateau)."""
+        children.sort(key=lambda n: (-round(n.score, 9), n.clause.length, -len(n.clause.types)))
         safe = [n for n in children if n.clause.safe()]
         unsafe = sorted((n for n in children if not n.clause.safe()), key=_closer_to_safe)
         # the best lifted clauses (no constant in the body) keep a place: a literal that pays off only

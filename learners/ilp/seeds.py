@@ -42,6 +42,7 @@ class SeedSearch:
         self.statics = [parse_atom(a) for a in task.static_atoms()]
         n = learning.facts.n
         self.sample_rows = np.sort(rng.choice(n, size=min(settings.sample, n), replace=False))
+        self.sample_rows = np.union1d(self.sample_rows, rare_negatives(learning, settings.sample))
         self.sample: Facts | None = None
         self.beam_width = settings.beam
         self.seed_cap = learning.meter.left() * SEED_CAP
@@ -86,3 +87,34 @@ def to_sample(keys: np.ndarray, rows: np.ndarray, n_atoms: int) -> np.ndarray:
     at = np.searchsorted(rows, ex)
     inside = (at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == ex)
     return np.sort(at[inside] * n_atoms + atom[inside])
+
+
+RARE_NEGATIVES = 20
+"""Examples per target atom that `rare_negatives` adds to the search sample, at most."""
+
+
+def rare_negatives(learning: Learning, sample: int) -> np.ndarray:
+    """Examples where a target atom is false, for each atom false in so few examples that a random
+    sample of ``sample`` would hold fewer than three of them (at most ``RARE_NEGATIVES`` per atom,
+    spread over them; no random draw).
+
+    Why: a ground head's search tests ``goal(robot, 0).`` on the sample; with lightboard's one
+    winning state of 496 outside it, that bare fact is consistent there, so the search stops before
+    the literals that exclude the winning state (``not true_on(3, 4)``) and verification refutes
+    what it found. The examples that make the atom false are the ones the search must see.
+    """
+    targets = learning.targets
+    n, n_atoms = learning.facts.n, max(targets.n_atoms, 1)
+    if n <= sample:
+        return np.zeros(0, dtype=np.int64)  # the sample is every example
+    ex, atom = np.divmod(targets.positives, n_atoms)
+    counts = np.bincount(atom, minlength=n_atoms)
+    false_in = n - counts
+    rare = np.flatnonzero((counts > 0) & (false_in > 0) & (false_in * sample < 3 * n))
+    out = []
+    for a in rare.tolist():
+        rows = np.setdiff1d(np.arange(n, dtype=np.int64), ex[atom == a])
+        out.append(
+            rows[np.linspace(0, len(rows) - 1, min(RARE_NEGATIVES, len(rows))).round().astype(np.int64)]
+        )
+    return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
