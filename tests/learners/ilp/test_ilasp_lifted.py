@@ -56,5 +56,8 @@ def test_a_lifted_literal_that_pays_off_with_the_next_keeps_its_place_in_the_bea
     name = "ilasp_w100000_nocomplement_noconcepts"
     model = make_learner(name).fit(task.learning_view(), Budget(300))
     assert _test_ba(model, task) == 1.0, model.rules()
+    assert len(model.rules().splitlines()) == 1, model.rules()  # the one lifted rule
     without = make_learner(name + "_nolifted").fit(task.learning_view(), Budget(300))
-    assert _test_ba(without, task) < 1.0, without.rules()  # a rule per row or column instead
+    # a rule per row or column instead (since the beam's ties go to the shorter clause, the five
+    # column rules are all found, exact on test too; before, some were missing)
+    assert len(without.rules().splitlines()) > 1, without.rules()
