@@ -36,6 +36,8 @@ constant to the code that walks arguments, never a variable), the predicate no n
 MAX_OFFSET = 10
 """Largest ``|K|`` of an offset literal (a score's jump, not a distance across a board)."""
 UNTYPED = "t"
+SPECIFICITY_PER_CONSTANT = 100
+"""A body constant outweighs any number of singleton variables in :meth:`Clause.specificity`."""
 
 Term = int | str | None
 """A variable (int), a constant (str), or the anonymous variable (None, negated literals only)."""
@@ -102,6 +104,11 @@ class Settings:
     data_atoms: int | None = 2_000_000
     """A train or validate split with more atoms (positives and background) is learned from a
     seeded sample of its examples that fits (:mod:`learners.ilp.data_bound`); None: whole splits."""
+    generalise: bool = True
+    """Each consistent clause a seed's search ends with is tried with its constants made variables,
+    one at a time, while it stays consistent and covers no fewer positives
+    (:meth:`learners.ilp.search.Search.generalise`): the beam reaches a clause through the seed's
+    constants, and nothing else would ask whether the rule needs them."""
     max_work: int | None = None
     """A deterministic work bound (``ilasp_w<N>``): the fit's shares are counted in units of work
     instead of seconds, so a rerun on a loaded machine takes the same steps
@@ -163,16 +170,29 @@ class Clause:
         return all(a in self.bound() for a in self.head_args if isinstance(a, int))
 
     def singletons(self) -> int:
-        """Variables that occur once: a literal joined to nothing else by them.
-
-        A tie-break between equally short rules (the one whose literals share variables is the
-        better guess: ``r(X, Y) :- p(X, Z), q(Z, Y)`` over ``r(X, Y) :- p(X, Z), q(W, Y)``), not a
-        ban: rules like ``terminal :- true_cell(X, Y, b)`` need them.
-        """
+        """Variables that occur once: a literal joined to nothing else by them."""
         seen = Counter(a for a in self.head_args if isinstance(a, int))
         for lit in self.body:
             seen.update(a for a in lit.args if isinstance(a, int))
         return sum(1 for n in seen.values() if n == 1)
+
+    def constants(self) -> int:
+        """Constants in the head and the body (an offset's ``K`` belongs to the builtin)."""
+        body = sum(1 for lit in self.body if lit.pred != OFFSET for a in lit.args if isinstance(a, str))
+        return body + sum(1 for a in self.head_args if isinstance(a, str))
+
+    def specificity(self) -> int:
+        """The tie-break between equally short rules covering the same positives: fewer
+        constants first, then fewer singleton variables.
+
+        Why constants first: a rule naming a constant where a variable would do is the guess that
+        fits only the states seen (``next_gameOver :- does(white, finish)`` when only white
+        finished in training, black in test); a variable says the rule holds for every value.
+        Singletons come second (``r(X, Y) :- p(X, Z), q(Z, Y)`` over ``r(X, Y) :- p(X, Z),
+        q(W, Y)``: the literals that share variables are the better guess) and are no ban: rules
+        like ``terminal :- true_cell(X, Y, b)`` need them.
+        """
+        return SPECIFICITY_PER_CONSTANT * self.constants() + self.singletons()
 
     def key(self) -> tuple:
         """Identity up to the order of body literals."""

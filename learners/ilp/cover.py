@@ -42,15 +42,15 @@ class ScoredRule:
     length: int
     pos: np.ndarray
     neg: np.ndarray
-    singletons: int = 0  # tie-break only (priority 0): see Clause.singletons
+    specificity: int = 0  # tie-break only (priority 0): see Clause.specificity
 
 
 def _choice(r: int, rule: ScoredRule) -> str:
     """Rule ``r`` may be selected at the cost of its literals (priority 1) and, among equally short
-    hypotheses, of its singleton variables (priority 0)."""
+    hypotheses, of its constants and singleton variables (priority 0: `Clause.specificity`)."""
     text = f"{{sel({r})}}. :~ sel({r}). [{rule.length}@1,{r}]"
-    if rule.singletons:
-        text += f" :~ sel({r}). [{rule.singletons}@0,s{r}]"
+    if rule.specificity:
+        text += f" :~ sel({r}). [{rule.specificity}@0,s{r}]"
     return text
 
 

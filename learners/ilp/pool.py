@@ -30,7 +30,7 @@ def balanced(tp: int, fp: int, n_pos: int, n_neg: int) -> float:
 
 
 def _cost(rule: ScoredRule) -> tuple[int, int]:
-    return rule.length, rule.singletons
+    return rule.length, rule.specificity
 
 
 def _coverage_digest(rule: ScoredRule) -> bytes:
@@ -113,7 +113,7 @@ class Pool:
         hit = arrays.isin(keys, self.positives)
         if not hit.any():
             return None
-        return ScoredRule(clause.text(), clause.length, keys[hit], keys[~hit], clause.singletons())
+        return ScoredRule(clause.text(), clause.length, keys[hit], keys[~hit], clause.specificity())
 
     def add_consistent(self, rule: ScoredRule) -> bool:
         """Keep ``rule`` unless a rule no costlier than it covers a superset of its positives.

@@ -24,7 +24,9 @@ The language (see :mod:`learners.ilp.search` for how it is searched):
 * ``Y = X + K`` (an offset) joins two variables of one integer type family, ``K`` their seed
   values' difference (``0 < |K| <= MAX_OFFSET``): between two bound variables a filter, from a
   bound ``X`` to an unbound head variable ``Y`` a binding, and with a positive literal that binds
-  ``X`` (``true_score(X), Y = X + 5``) a binding in one step (`Refiner._offsets`).
+  ``X`` (``true_score(X), Y = X + 5``) a binding in one step (`Refiner._offsets`);
+* after the search, a consistent clause's constants made variables one at a time
+  (`generalisations`): the way back from the seed's constants to the rule.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from learners.ilp.bias import MAX_OFFSET, NEQ, Bias, Clause, Literal, Term, is_integer, offset
+from learners.ilp.concepts import COUNT_TYPE
 
 NEW = object()
 """A bottom constant that becomes a new variable of the literal (not one the clause has)."""
@@ -381,3 +384,54 @@ def _round_robin(atoms: list[int], bottom: Bottom) -> list[int]:
     for k in range(max((len(q) for q in queues), default=0)):
         out += [q[k] for q in queues if k < len(q)]
     return out
+
+
+def generalisations(
+    bias: Bias, c: Clause, theta: tuple[str, ...]
+) -> Iterator[tuple[Clause, tuple[str, ...]]]:
+    """``c`` with one of its constants made a new variable, wherever that constant stands in one
+    type family (head and body alike), for each constant in the order it first appears; only the
+    safe results (every variable of the head, of a negated literal and of a builtin bound by a
+    positive literal).
+
+    Why: the refinement operator reaches a clause through the seed's constants, so a clause that
+    covers every positive of the sample with ``does(white, finish)`` is not asked whether
+    ``does(Agent, finish)`` does as well. Left as they are: offsets' ``K`` and comparisons
+    (builtins), and a count's threshold (``line_true_cell_1_2(x, 3)``: "three in a row" is the
+    rule; "some number in a row" always holds).
+    """
+    slots: dict[
+        tuple[str, str], list[tuple[int, int, str]]
+    ] = {}  # (constant, family) -> (literal, arg, type)
+    for j, a in enumerate(c.head_args):
+        if isinstance(a, str):
+            t = bias.head_types[j]
+            slots.setdefault((a, bias.family.get(t, t)), []).append((-1, j, t))
+    for i, lit in enumerate(c.body):
+        types = () if lit.builtin else bias.body_types.get(lit.pred, ())
+        for j, (a, t) in enumerate(zip(lit.args, types, strict=False)):
+            if isinstance(a, str) and t != COUNT_TYPE:
+                slots.setdefault((a, bias.family.get(t, t)), []).append((i, j, t))
+    max_types = len(c.head_args) + bias.settings.max_vars
+    if len(c.types) >= max_types:
+        return
+    for (const, _), where in slots.items():
+        v = len(c.types)
+        head = list(c.head_args)
+        body = [list(lit.args) for lit in c.body]
+        for i, j, _t in where:
+            if i < 0:
+                head[j] = v
+            else:
+                body[i][j] = v
+        made = Clause(
+            c.head_pred,
+            tuple(head),
+            tuple(
+                Literal(lit.pred, tuple(args), lit.negated) for lit, args in zip(c.body, body, strict=True)
+            ),
+            c.types + (where[0][2],),
+        )
+        bound = made.bound()
+        if made.safe() and all(lit.variables() <= bound for lit in made.body if lit.negated or lit.builtin):
+            yield made, theta + (const,)

@@ -20,7 +20,8 @@ dominated). Three details keep the beam useful:
 
 The search ends with the level of its first consistent clauses; a widening search (a 0-ary
 target: ``terminal``) goes on, for a bounded number of candidates, with the children that cover more
-positives than any clause found, and keeps only consistent clauses wider than those.
+positives than any clause found, and keeps only consistent clauses wider than those. Each consistent
+clause is then tried with its constants made variables (:meth:`Search.generalise`).
 
 When the beam ends without a consistent clause, :meth:`Search.exhaustive` searches breadth-first
 over connected sets of fully lifted bottom literals (Progol-style), which finds rules whose
@@ -43,7 +44,7 @@ import numpy as np
 from learners.ilp.bias import Bias, Clause
 from learners.ilp.coverage import Facts, Targets, TooLarge, body_table, counts, extend, group_counts
 from learners.ilp.meter import Meter
-from learners.ilp.refine import Bottom, Refinement, Refiner
+from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations
 from learners.ilp.relations import Table
 from tasks import arrays
 
@@ -55,6 +56,8 @@ WIDEN_TESTS = 3000
 """Candidates tested after the first consistent clause, looking for a wider one."""
 MAX_CHILDREN = 400
 """Candidates tested per beam node and level (bottoms with hundreds of statics)."""
+GENERALISE_TESTS = 200
+"""Candidates tested per search when its consistent clauses' constants are made variables."""
 
 
 @dataclass
@@ -183,6 +186,16 @@ class Search:
             return None
         return self._node(clause, theta, table)
 
+    def _test_clause(self, clause: Clause, theta: tuple[str, ...]) -> Node | None:
+        """``clause`` tested from its body alone, without keeping its bindings (None: too many
+        bindings, or it covers no wanted positive)."""
+        try:
+            table = body_table(clause, self.facts, self.s.max_rows)
+        except TooLarge:
+            return None
+        node = self._node(clause, theta, table)
+        return None if node is None else _bare(node)
+
     # -- the search --------------------------------------------------------------------------------
     def run(
         self, head_pred: str, seed_args: tuple[str, ...], beam_width: int | None = None, max_results: int = 12
@@ -250,7 +263,40 @@ class Search:
                 if not children or self.tested >= widen_until:
                     break
             beam = self._next_beam(children, beam_width or self.s.beam)
+        if self.s.generalise:
+            consistent += self.generalise(consistent)
         return self._result(consistent, partial, False)
+
+    def generalise(self, found: list[Node]) -> list[Node]:
+        """The clauses of ``found`` with constants made variables (`refine.generalisations`),
+        greedily, one constant at a time while the clause stays consistent on the sample and
+        covers no fewer wanted positives; each changed clause is returned beside its original
+        (the solver's tie-break, `Clause.specificity`, prefers it where both cover the same).
+
+        Bounded by ``GENERALISE_TESTS`` tests, one unit of the meter each, in a fixed order: a
+        work-bound run takes the same steps on any machine.
+        """
+        out: list[Node] = []
+        seen = {_canonical(n.clause, n.theta) for n in found}
+        budget = self.tested + GENERALISE_TESTS
+        for node in found:
+            current, changed = node, True
+            while changed:
+                changed = False
+                for clause, theta in generalisations(self.bias, current.clause, current.theta):
+                    if self.tested >= budget or self.meter.expired():
+                        break
+                    key = _canonical(clause, theta)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    child = self._test_clause(clause, theta)
+                    if child is not None and child.neg == 0 and child.pos >= current.pos:
+                        current, changed = child, True
+                        break
+            if current is not node:
+                out.append(current)
+        return out
 
     def _next_beam(self, children: list[Node], width: int) -> list[Node]:
         """The best ``width`` safe children and ``width // 2`` (at least 2) unsafe ones (their
@@ -343,7 +389,7 @@ class Search:
         return self._result(consistent[:max_results], [], False)
 
     def _result(self, consistent: list[Node], partial: list[Node], timed_out: bool) -> SearchResult:
-        consistent.sort(key=lambda n: (-n.pos, n.clause.length, n.clause.singletons()))
+        consistent.sort(key=lambda n: (-n.pos, n.clause.length, n.clause.specificity()))
         partial.sort(key=lambda n: (-n.score, n.clause.length))
         return SearchResult(
             [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out

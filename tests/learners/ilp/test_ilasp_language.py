@@ -617,7 +617,13 @@ def test_complement_learns_all_lights_on():
             ("terminal :- count_true_coin_2(heads,4).", "terminal :- not count_true_coin_2(tails,3)."),
             "ilasp_noconcepts",
         ),
-        ("rows", _rows, "terminal :- line_true_cell_1_2(x,3).", "ilasp_nolines"),
+        # a line is derived from three in a row up, so "a line of some length" is "three in a row"
+        (
+            "rows",
+            _rows,
+            ("terminal :- line_true_cell_1_2(x,3).", "terminal :- line_true_cell_1_2(x,Count1)."),
+            "ilasp_nolines",
+        ),
     ],
 )
 def test_concept_library_learns_reachability_a_count_and_a_line(game, make, rule, without_it):

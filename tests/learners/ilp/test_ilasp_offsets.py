@@ -64,6 +64,7 @@ def _test_ba(model, task) -> float:
 
 INT2 = ("int", "int")
 INT3 = ("int", "int", "int")
+AGENT = ("int", "int", "agent")
 
 
 def _clauses() -> list[Clause]:
@@ -137,15 +138,16 @@ def test_refinements_propose_the_seed_offset_only_with_the_switch():
 
 
 def _counter_rules() -> list[Clause]:
-    """The counter's rules as the learner writes them."""
+    """The counter's rules as the learner writes them (the one agent a variable: the rule does not
+    need its name, `Clause.specificity`)."""
     count = "true_count"
     return [
         Clause("next_count", (0,), (Literal(count, (0,)), Literal("does", (None, "wait"))), ("int",)),
         Clause(
-            "next_count", (0,), (Literal(count, (1,)), offset(1, 0, 1), Literal("does", ("a", "step"))), INT2
+            "next_count", (0,), (Literal(count, (1,)), offset(1, 0, 1), Literal("does", (2, "step"))), AGENT
         ),
         Clause(
-            "next_count", (0,), (Literal(count, (1,)), offset(1, 0, 6), Literal("does", ("a", "jump"))), INT2
+            "next_count", (0,), (Literal(count, (1,)), offset(1, 0, 6), Literal("does", (2, "jump"))), AGENT
         ),
     ]
 
@@ -154,7 +156,7 @@ def test_ilasp_learns_the_counter_with_an_offset():
     task = counter_task()
     model = make_learner("ilasp").fit(task, Budget(20))
     assert _test_ba(model, task) == 1.0, model.rules()
-    assert "Int1 = Int2 + 6, does(a,jump)" in model.rules(), model.rules()
+    assert "Int1 = Int2 + 6, does(Agent1,jump)" in model.rules(), model.rules()
     rules = _counter_rules()
     assert sorted(model.rules().strip().splitlines()) == sorted(c.text() for c in rules)
     # what the search counted (vectorised) is what the model predicts (clingo), on test too
