@@ -107,7 +107,7 @@ class Settings:
     generalise: bool = True
     """Each consistent clause a seed's search ends with is tried with its constants made variables,
     one at a time, while it stays consistent and covers no fewer positives
-    (:meth:`learners.ilp.search.Search.generalise`): the beam reaches a clause through the seed's
+    (:func:`learners.ilp.search.generalise`): the beam reaches a clause through the seed's
     constants, and nothing else would ask whether the rule needs them."""
     max_work: int | None = None
     """A deterministic work bound (``ilasp_w<N>``): the fit's shares are counted in units of work

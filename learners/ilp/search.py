@@ -21,7 +21,7 @@ dominated). Three details keep the beam useful:
 The search ends with the level of its first consistent clauses; a widening search (a 0-ary
 target: ``terminal``) goes on, for a bounded number of candidates, with the children that cover more
 positives than any clause found, and keeps only consistent clauses wider than those. Each consistent
-clause is then tried with its constants made variables (:meth:`Search.generalise`).
+clause is then tried with its constants made variables (:func:`generalise`).
 
 When the beam ends without a consistent clause, :meth:`Search.exhaustive` searches breadth-first
 over connected sets of fully lifted bottom literals (Progol-style), which finds rules whose
@@ -48,7 +48,7 @@ from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations
 from learners.ilp.relations import Table
 from tasks import arrays
 
-__all__ = ["Bottom", "Held", "Node", "Search", "SearchResult"]
+__all__ = ["Bottom", "Held", "Node", "Search", "SearchResult", "generalise"]
 
 LEVEL_AFTER_FOUND = 300
 """Candidates tested after the first consistent clause of a level."""
@@ -186,16 +186,6 @@ class Search:
             return None
         return self._node(clause, theta, table)
 
-    def _test_clause(self, clause: Clause, theta: tuple[str, ...]) -> Node | None:
-        """``clause`` tested from its body alone, without keeping its bindings (None: too many
-        bindings, or it covers no wanted positive)."""
-        try:
-            table = body_table(clause, self.facts, self.s.max_rows)
-        except TooLarge:
-            return None
-        node = self._node(clause, theta, table)
-        return None if node is None else _bare(node)
-
     # -- the search --------------------------------------------------------------------------------
     def run(
         self, head_pred: str, seed_args: tuple[str, ...], beam_width: int | None = None, max_results: int = 12
@@ -264,39 +254,8 @@ class Search:
                     break
             beam = self._next_beam(children, beam_width or self.s.beam)
         if self.s.generalise:
-            consistent += self.generalise(consistent)
+            consistent += generalise(self, consistent)
         return self._result(consistent, partial, False)
-
-    def generalise(self, found: list[Node]) -> list[Node]:
-        """The clauses of ``found`` with constants made variables (`refine.generalisations`),
-        greedily, one constant at a time while the clause stays consistent on the sample and
-        covers no fewer wanted positives; each changed clause is returned beside its original
-        (the solver's tie-break, `Clause.specificity`, prefers it where both cover the same).
-
-        Bounded by ``GENERALISE_TESTS`` tests, one unit of the meter each, in a fixed order: a
-        work-bound run takes the same steps on any machine.
-        """
-        out: list[Node] = []
-        seen = {_canonical(n.clause, n.theta) for n in found}
-        budget = self.tested + GENERALISE_TESTS
-        for node in found:
-            current, changed = node, True
-            while changed:
-                changed = False
-                for clause, theta in generalisations(self.bias, current.clause, current.theta):
-                    if self.tested >= budget or self.meter.expired():
-                        break
-                    key = _canonical(clause, theta)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    child = self._test_clause(clause, theta)
-                    if child is not None and child.neg == 0 and child.pos >= current.pos:
-                        current, changed = child, True
-                        break
-            if current is not node:
-                out.append(current)
-        return out
 
     def _next_beam(self, children: list[Node], width: int) -> list[Node]:
         """The best ``width`` safe children and ``width // 2`` (at least 2) unsafe ones (their
@@ -394,6 +353,49 @@ class Search:
         return SearchResult(
             [n.clause for n in consistent], [n.clause for n in partial[:4]], self.tested, timed_out
         )
+
+
+def generalise(search: Search, found: list[Node]) -> list[Node]:
+    """The clauses of ``found`` with constants made variables (`refine.generalisations`),
+    greedily, one constant at a time while the clause stays consistent on the sample and
+    covers no fewer wanted positives; each changed clause is returned beside its original
+    (the solver's tie-break, `Clause.specificity`, prefers it where both cover the same).
+
+    Bounded by ``GENERALISE_TESTS`` tests, one unit of the meter each, in a fixed order: a
+    work-bound run takes the same steps on any machine.
+    """
+    out: list[Node] = []
+    seen = {_canonical(n.clause, n.theta) for n in found}
+    budget = search.tested + GENERALISE_TESTS
+    for node in found:
+        current, changed = node, True
+        while changed:
+            changed = False
+            for clause, theta in generalisations(search.bias, current.clause, current.theta):
+                if search.tested >= budget or search.meter.expired():
+                    break
+                key = _canonical(clause, theta)
+                if key in seen:
+                    continue
+                seen.add(key)
+                child = _test_clause(search, clause, theta)
+                if child is not None and child.neg == 0 and child.pos >= current.pos:
+                    current, changed = child, True
+                    break
+        if current is not node:
+            out.append(current)
+    return out
+
+
+def _test_clause(search: Search, clause: Clause, theta: tuple[str, ...]) -> Node | None:
+    """``clause`` tested from its body alone, without keeping its bindings (None: too many
+    bindings, or it covers no wanted positive)."""
+    try:
+        table = body_table(clause, search.facts, search.s.max_rows)
+    except TooLarge:
+        return None
+    node = search._node(clause, theta, table)
+    return None if node is None else _bare(node)
 
 
 def _bare(node: Node) -> Node:

@@ -4,7 +4,7 @@ tie-break that prefers a variable to a constant (``Clause.specificity``).
 ``finish``: the game is over once the player in control plays ``finish`` (not ``continue`` or
 ``skip``). In training only white ever finishes; in test black finishes too. ``does(white, finish)`` and
 ``does(Agent, finish)`` cover the same training examples; only the second is the rule. The seed's
-search may reach the first only (the refinement operator names the seed's constants; `Search.generalise`
+search may reach the first only (the refinement operator names the seed's constants; `search.generalise`
 then asks whether the rule needs them), and before the tie-break counted constants, the equally
 short rule with a constant won where both were found.
 """
@@ -19,7 +19,7 @@ from learners.ilp.concepts import COUNT_TYPE
 from learners.ilp.coverage import body_table, example_atoms, facts_for, targets_for
 from learners.ilp.meter import Meter
 from learners.ilp.refine import Bottom, generalisations
-from learners.ilp.search import Search
+from learners.ilp.search import Search, generalise
 from learners.metrics import evaluate, pool
 from tasks.iggp import DatFile, task_from_dats
 from tasks.signature import parse_typ
@@ -70,7 +70,7 @@ def test_the_learned_rule_names_a_variable_where_the_training_data_allows_one():
 
 
 def _generalised(body: tuple[Literal, ...]) -> list[str]:
-    """What `Search.generalise` makes of ``next_gameOver :- body`` over the training split."""
+    """What `search.generalise` makes of ``next_gameOver :- body`` over the training split."""
     task = _task()
     train = task.split("train")
     facts = facts_for(task, train)
@@ -81,7 +81,7 @@ def _generalised(body: tuple[Literal, ...]) -> list[str]:
     clause = Clause("next_gameOver", (), body, ())
     node = search._node(clause, (), body_table(clause, facts, 10**6))
     assert node is not None and node.neg == 0
-    return [n.clause.text() for n in search.generalise([node])]
+    return [n.clause.text() for n in generalise(search, [node])]
 
 
 def test_search_makes_constants_variables_while_the_clause_stays_consistent():
