@@ -94,9 +94,8 @@ def test_search_makes_constants_variables_while_the_clause_stays_consistent():
 
 
 def test_specificity_counts_constants_before_singletons():
-    ts = ("agent", "action")
     named = Clause("next_gameOver", (), (Literal("does", ("white", "finish")),), ())
-    lifted = Clause("next_gameOver", (), (Literal("does", (0, "finish")),), ts[:1])
+    lifted = Clause("next_gameOver", (), (Literal("does", (0, "finish")),), ("agent",))
     assert lifted.singletons() == 1 and named.singletons() == 0
     assert lifted.specificity() < named.specificity()
 
