@@ -316,23 +316,26 @@ cell :: col -> row -> piece -> prop.
 piece :> role.
 x, o :: role.
 e :: piece.
-c1, c2, c3, c4 :: col.
+c1, c2, c3, c4, c5, c6 :: col.
 1, 2, 3 :: row.
 0, 100 :: score.
 """
 
 
 def _goals(seed: int, n: int) -> DatFile:
-    """Boards of 4 x 3 cells, mostly empty; x has won with a piece on row 3, o with one on row 1,
+    """Boards of 6 x 3 cells, mostly empty; x has won with a piece on row 3, o with one on row 1,
     and each role's goal is 100 if it has won, else 0 (one value per role in every state, like
-    GDL's ``goal``). "No x on row 3" is no clause of the language; "an x on row 3" is one literal."""
+    GDL's ``goal``). "An x on row 3" is one literal; "no x on row 3" is no clause of the
+    language: a negated literal names at most one constant (not ``not true_cell(_,3,x)``), and
+    the six negated cells are more than a clause's ``max_body`` (5). (On 4 columns the four
+    negated cells were a clause, found or not within the budget as the machine allowed.)"""
     rng = np.random.default_rng(seed)
     boards = []
     for _ in range(n):
         boards.append(
             {
-                (c, r): str(rng.choice(["x", "o", "e"], p=[0.1, 0.1, 0.8]))
-                for c in range(1, 5)
+                (c, r): str(rng.choice(["x", "o", "e"], p=[0.07, 0.07, 0.86]))
+                for c in range(1, 7)
                 for r in (1, 2, 3)
             }
         )
@@ -340,14 +343,14 @@ def _goals(seed: int, n: int) -> DatFile:
 
 
 def _goal_states(boards: list[dict]) -> DatFile:
-    """States of 4 x 3 boards labelled with each role's goal: x wins with a piece on row 3, o with
-    one on row 1."""
+    """States of boards labelled with each role's goal: x wins with a piece on row 3, o with one
+    on row 1."""
     examples = []
     for board in boards:
         background = [f"true_cell(c{c}, {r}, {m})" for (c, r), m in board.items()]
         won = {
-            "x": any(board[c, 3] == "x" for c in range(1, 5)),
-            "o": any(board[c, 1] == "o" for c in range(1, 5)),
+            "x": any(m == "x" for (_, r), m in board.items() if r == 3),
+            "o": any(m == "o" for (_, r), m in board.items() if r == 1),
         }
         examples.append((background, [f"goal({role}, {100 if won[role] else 0})" for role in ("x", "o")]))
     return DatFile([f"goal({role}, {v})" for role in ("x", "o") for v in (0, 100)], [], examples)
