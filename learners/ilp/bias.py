@@ -37,7 +37,8 @@ MAX_OFFSET = 10
 """Largest ``|K|`` of an offset literal (a score's jump, not a distance across a board)."""
 UNTYPED = "t"
 SPECIFICITY_PER_CONSTANT = 100
-"""A body constant outweighs any number of singleton variables in :meth:`Clause.specificity`."""
+"""A constant (in the head or the body) outweighs any number of singleton variables in
+:meth:`Clause.specificity`."""
 
 Term = int | str | None
 """A variable (int), a constant (str), or the anonymous variable (None, negated literals only)."""

@@ -540,10 +540,19 @@ def derive(table: Table, clause: Clause, facts: Facts, targets: Targets, max_row
 
 
 def body_table(clause: Clause, facts: Facts, max_rows: int) -> Table:
+    """The bindings of ``clause``'s body over ``facts`` (raises TooLarge past ``max_rows``)."""
     table = Table.unit()
     for lit in clause.body:
         table = extend(table, lit, facts, max_rows)
     return table
+
+
+def body_table_or_none(clause: Clause, facts: Facts, max_rows: int) -> Table | None:
+    """:func:`body_table`, None where it is too large: a search skips such a clause."""
+    try:
+        return body_table(clause, facts, max_rows)
+    except TooLarge:
+        return None
 
 
 def evaluate_clause(clause: Clause, facts: Facts, targets: Targets, max_rows: int) -> np.ndarray:

@@ -285,7 +285,11 @@ class Refiner:
     def _negated(self, c: Clause, theta: tuple[str, ...], bound: list[int]) -> Iterator[Refinement]:
         """``c`` plus one negated literal over bound variables, ``_`` and at most one constant,
         false in the seed, then, for a clause with no bound variable, the ground absence tests
-        (at most ``MAX_NEGATIONS`` in all)."""
+        (at most ``MAX_NEGATIONS`` in all).
+
+        An absence test may be all ``_``: ``terminal :- not true_time(_).`` ("the clock has run
+        out", forager2) says in one literal what a clause of constants only approximated.
+        """
         bias, count = self.bias, 0
         made: set[Literal] = set()
         for pred, types in sorted(bias.body_types.items()):
@@ -301,8 +305,8 @@ class Refiner:
                 n_const = sum(1 for a in combo if isinstance(a, str))
                 if n_const > 1:
                     continue
-                if not any(isinstance(a, int) for a in combo) and not (absent and n_const):
-                    continue  # an absence test names a constant: ``not true_cell(_, _, b)``
+                if not any(isinstance(a, int) for a in combo) and not absent:
+                    continue  # an absence test: ``not true_cell(_, _, b)``, ``not true_time(_)``
                 pattern = tuple(theta[a] if isinstance(a, int) else a for a in combo)
                 if self.bottom.holds(pred, pattern):
                     continue  # the seed must stay covered
@@ -400,6 +404,8 @@ def generalisations(
     (builtins), and a count's threshold (``line_true_cell_1_2(x, 3)``: "three in a row" is the
     rule; "some number in a row" always holds).
     """
+    if len(c.types) >= len(c.head_args) + bias.settings.max_vars:
+        return  # no variable left to make
     slots: dict[
         tuple[str, str], list[tuple[int, int, str]]
     ] = {}  # (constant, family) -> (literal, arg, type)
@@ -412,9 +418,6 @@ def generalisations(
         for j, (a, t) in enumerate(zip(lit.args, types, strict=False)):
             if isinstance(a, str) and t != COUNT_TYPE:
                 slots.setdefault((a, bias.family.get(t, t)), []).append((i, j, t))
-    max_types = len(c.head_args) + bias.settings.max_vars
-    if len(c.types) >= max_types:
-        return
     for (const, _), where in slots.items():
         v = len(c.types)
         head = list(c.head_args)

@@ -42,7 +42,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from learners.ilp.bias import Bias, Clause
-from learners.ilp.coverage import Facts, Targets, TooLarge, body_table, counts, extend, group_counts
+from learners.ilp.coverage import (
+    Facts,
+    Targets,
+    TooLarge,
+    body_table_or_none,
+    counts,
+    extend,
+    group_counts,
+)
 from learners.ilp.meter import Meter
 from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations
 from learners.ilp.relations import Table
@@ -286,10 +294,7 @@ class Search:
         table, node.table = node.table, None
         if table is not None:
             return table
-        try:
-            return body_table(node.clause, self.facts, self.s.max_rows)
-        except TooLarge:
-            return None
+        return body_table_or_none(node.clause, self.facts, self.s.max_rows)
 
     def exhaustive(self, head_pred: str, seed_args: tuple[str, ...], max_results: int = 12) -> SearchResult:
         """Breadth-first over sets of *lifted* bottom literals (Progol-style), shortest first.
@@ -312,9 +317,8 @@ class Search:
             held = Held(self.s.held_cells)
             for clause, table, used in level:
                 if table is None:  # dropped by the memory bound: recompute from the body
-                    try:
-                        table = body_table(clause, self.facts, self.s.max_rows)
-                    except TooLarge:
+                    table = body_table_or_none(clause, self.facts, self.s.max_rows)
+                    if table is None:
                         continue
                 reach = head_vars | {v for lit in clause.body for v in lit.variables()}
                 for i, lit in enumerate(lits):
@@ -390,11 +394,8 @@ def generalise(search: Search, found: list[Node]) -> list[Node]:
 def _test_clause(search: Search, clause: Clause, theta: tuple[str, ...]) -> Node | None:
     """``clause`` tested from its body alone, without keeping its bindings (None: too many
     bindings, or it covers no wanted positive)."""
-    try:
-        table = body_table(clause, search.facts, search.s.max_rows)
-    except TooLarge:
-        return None
-    node = search._node(clause, theta, table)
+    table = body_table_or_none(clause, search.facts, search.s.max_rows)
+    node = None if table is None else search._node(clause, theta, table)
     return None if node is None else _bare(node)
 
 
