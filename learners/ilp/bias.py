@@ -106,10 +106,11 @@ class Settings:
     """A train or validate split with more atoms (positives and background) is learned from a
     seeded sample of its examples that fits (:mod:`learners.ilp.data_bound`); None: whole splits."""
     generalise: bool = True
-    """Each consistent clause a seed's search ends with is tried with its constants made variables,
-    one at a time, while it stays consistent and covers no fewer positives
-    (:func:`learners.ilp.search.generalise`): the beam reaches a clause through the seed's
-    constants, and nothing else would ask whether the rule needs them."""
+    """Each consistent clause a seed's search ends with is tried with a body literal left out and
+    with its constants made variables, one at a time, while it stays consistent and covers no
+    fewer positives (:func:`learners.ilp.search.generalise`): the beam reaches a clause through
+    the seed's constants and one literal at a time, and nothing else would ask whether the rule
+    needs them."""
     max_work: int | None = None
     """A deterministic work bound (``ilasp_w<N>``): the fit's shares are counted in units of work
     instead of seconds, so a rerun on a loaded machine takes the same steps

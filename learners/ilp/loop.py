@@ -62,6 +62,27 @@ class LoopState:
     status: str = "budget"
     set_aside: set[int] = field(default_factory=set)
     best_reported: float = -1.0
+    explained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Positives the frame step's cover (``late``) explains; the final combine adds that cover."""
+    drawn: int = 0
+
+    def next_seed(self, uncovered: np.ndarray, rng: np.random.Generator) -> int:
+        """A seed drawn from ``uncovered``: every other draw from the positives ``explained`` does
+        not hold, the rest from those it does (from either side while the other is empty).
+
+        Why: drawn uniformly, the seeds were nearly all frame positives where the frame is most
+        of the positives (every cell of a board that keeps its piece), and the budget went before
+        the effects were searched (alquerque ``next_cell``: 19 of 31 seeds set aside, the jumps
+        never searched; 0.986 -> 0.991 at a work bound of 50,000, 0.990 -> 1.000 at 60 s). Drawn
+        only outside the frame cover while any were left, the cover stood unsearched where it
+        fits the sample closely (switches ``next_at``, a dozen long frame clauses: 0.953 -> 0.940
+        on test); alternating keeps both (0.953)."""
+        self.drawn += 1
+        inside = arrays.isin(uncovered, self.explained)
+        fresh, explained = uncovered[~inside], uncovered[inside]
+        if not len(explained) or (len(fresh) and self.drawn % 2):
+            explained = fresh
+        return int(explained[rng.integers(len(explained))])
 
     def hand_out(self, learning: Learning, rules: list[ScoredRule]) -> None:
         """The anytime contract: report each hypothesis better (on train) than the last reported."""
@@ -96,10 +117,11 @@ def learn(task: Task, settings: Settings, mode: Mode, meter: Meter, seed: int, r
         base = baseline(lr)
     state = LoopState(best_reported=report_baseline(lr, base))
     late = frame_stage(lr, state, combine, loop, seed)
+    state.explained = covered(late)
     pending = np.setdiff1d(targets.positives, covered(pool.consistent), assume_unique=True)
     if len(pending) == 0:
         state.status = "complete"
-    seed_key = int(pending[rng.integers(len(pending))]) if len(pending) else -1
+    seed_key = state.next_seed(pending, rng) if len(pending) else -1
     while seed_key >= 0:
         seed_key = iterate(lr, state, seeds, combine, loop, seed_key, rng)
     with profile.timing("solve"):
@@ -189,7 +211,7 @@ def iterate(
         return -1
     if loop.expired():
         return -1
-    return int(uncovered[rng.integers(len(uncovered))])
+    return state.next_seed(uncovered, rng)
 
 
 def always_facts(task: Task, bias: Bias, targets: Targets, n_examples: int) -> list[Clause]:

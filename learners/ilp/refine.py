@@ -25,8 +25,9 @@ The language (see :mod:`learners.ilp.search` for how it is searched):
   values' difference (``0 < |K| <= MAX_OFFSET``): between two bound variables a filter, from a
   bound ``X`` to an unbound head variable ``Y`` a binding, and with a positive literal that binds
   ``X`` (``true_score(X), Y = X + 5``) a binding in one step (`Refiner._offsets`);
-* after the search, a consistent clause's constants made variables one at a time
-  (`generalisations`): the way back from the seed's constants to the rule.
+* after the search, a consistent clause's literals left out (`reductions`) and its constants made
+  variables (`generalisations`), one at a time: the way back from the beam's path and the seed's
+  constants to the rule.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from learners.ilp.bias import MAX_OFFSET, NEQ, Bias, Clause, Literal, Term, is_integer, offset
+from learners.ilp.bias import MAX_OFFSET, NEQ, OFFSET, Bias, Clause, Literal, Term, is_integer, offset
 from learners.ilp.concepts import COUNT_TYPE
 
 NEW = object()
@@ -438,3 +439,39 @@ def generalisations(
         bound = made.bound()
         if made.safe() and all(lit.variables() <= bound for lit in made.body if lit.negated or lit.builtin):
             yield made, theta + (const,)
+
+
+def reductions(c: Clause, theta: tuple[str, ...]) -> Iterator[tuple[Clause, tuple[str, ...]]]:
+    """``c`` with one body literal left out, for each literal in order; only the safe results
+    (as in `generalisations`) that keep a positive literal.
+
+    Why: the beam reaches a clause one literal at a time, and a literal that was needed to bind a
+    head variable or to rank a child above its siblings may be redundant once the clause is
+    complete: ``next_cell(X, Y, blank) :- true_cell(Z, W, blank), does_jump(R, X, Y, ...)`` where
+    the first literal bound the head's ``blank`` before the head was named (alquerque: eleven such
+    clauses, each a corner of "the cell jumped from is blank"). Leaving it out gives the rule.
+    """
+    for i in range(len(c.body)):
+        body = c.body[:i] + c.body[i + 1 :]
+        made = Clause(c.head_pred, c.head_args, body, c.types)
+        if any(not lit.negated and not lit.builtin for lit in body) and made.safe() and _bound_in_order(body):
+            yield made, theta
+
+
+def _bound_in_order(body: tuple[Literal, ...]) -> bool:
+    """Every variable of a negated literal or a builtin is bound by the literals before it (an
+    offset's ``X``; its ``Y`` is bound by it): the order in which the body's bindings are joined
+    (`coverage.body_table`)."""
+    bound: set[int] = set()
+    for lit in body:
+        if lit.pred == OFFSET and not lit.negated:
+            x = lit.args[0]
+            if isinstance(x, int) and x not in bound:
+                return False
+            bound |= lit.variables()
+        elif lit.negated or lit.builtin:
+            if not lit.variables() <= bound:
+                return False
+        else:
+            bound |= lit.variables()
+    return True

@@ -21,7 +21,7 @@ dominated). Three details keep the beam useful:
 The search ends with the level of its first consistent clauses; a widening search (a 0-ary
 target: ``terminal``) goes on, for a bounded number of candidates, with the children that cover more
 positives than any clause found, and keeps only consistent clauses wider than those. Each consistent
-clause is then tried with its constants made variables (:func:`generalise`).
+clause is then tried with literals left out and constants made variables (:func:`generalise`).
 
 When the beam ends without a consistent clause, :meth:`Search.exhaustive` searches breadth-first
 over connected sets of fully lifted bottom literals (Progol-style), which finds rules whose
@@ -36,6 +36,7 @@ order on any machine, however loaded; a meter in seconds keeps the old wall-cloc
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -52,7 +53,7 @@ from learners.ilp.coverage import (
     group_counts,
 )
 from learners.ilp.meter import Meter
-from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations
+from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations, reductions
 from learners.ilp.relations import Table
 from tasks import arrays
 
@@ -360,10 +361,11 @@ class Search:
 
 
 def generalise(search: Search, found: list[Node]) -> list[Node]:
-    """The clauses of ``found`` with constants made variables (`refine.generalisations`),
-    greedily, one constant at a time while the clause stays consistent on the sample and
-    covers no fewer wanted positives; each changed clause is returned beside its original
-    (the solver's tie-break, `Clause.specificity`, prefers it where both cover the same).
+    """The clauses of ``found`` with literals left out (`refine.reductions`) and constants made
+    variables (`refine.generalisations`), greedily, one step at a time while the clause stays
+    consistent on the sample and covers no fewer wanted positives; each changed clause is
+    returned beside its original (the solver's tie-break, `Clause.specificity`, prefers it where
+    both cover the same).
 
     Bounded by ``GENERALISE_TESTS`` tests, one unit of the meter each, in a fixed order: a
     work-bound run takes the same steps on any machine.
@@ -375,7 +377,10 @@ def generalise(search: Search, found: list[Node]) -> list[Node]:
         current, changed = node, True
         while changed:
             changed = False
-            for clause, theta in generalisations(search.bias, current.clause, current.theta):
+            for clause, theta in itertools.chain(
+                reductions(current.clause, current.theta),
+                generalisations(search.bias, current.clause, current.theta),
+            ):
                 if search.tested >= budget or search.meter.expired():
                     break
                 key = _canonical(clause, theta)

@@ -10,6 +10,7 @@ import pytest
 from learners.base import Budget, make_learner
 from learners.ilp.evaluate import RuleModel
 from learners.ilp.ilasp import IlaspLearner, LearnedProgram
+from learners.ilp.loop import LoopState
 from learners.metrics import evaluate, pool
 from tasks.iggp import Dataset, DatFile, task_from_dats
 from tasks.signature import parse_typ
@@ -238,3 +239,13 @@ def test_the_baseline_keeps_a_fact_only_if_it_raises_train_balanced_accuracy():
     noisy = rule("noisy.", [4], [11, 12, 13, 14, 15, 16])
     chosen = best_subset([noisy, good], n_pos=6, n_neg=10)
     assert [r.text for r in chosen] == ["good."]
+
+
+def test_seeds_alternate_between_positives_the_frame_cover_explains_and_the_rest():
+    state = LoopState(explained=np.array([1, 2, 3], dtype=np.int64))
+    rng = np.random.default_rng(0)
+    drawn = [state.next_seed(np.array([1, 2, 3, 7, 9]), rng) for _ in range(40)]
+    assert set(drawn[0::2]) == {7, 9} and set(drawn[1::2]) == {1, 2, 3}
+    assert {state.next_seed(np.array([2, 3]), rng) for _ in range(20)} == {2, 3}  # one side left
+    assert {state.next_seed(np.array([7, 9]), rng) for _ in range(20)} == {7, 9}
+    assert {LoopState().next_seed(np.array([4, 5]), rng) for _ in range(20)} == {4, 5}

@@ -1,5 +1,5 @@
-"""Constants made variables after the search (``Settings.generalise``, ``_nogeneralise``) and the
-tie-break that prefers a variable to a constant (``Clause.specificity``).
+"""Constants made variables and literals left out after the search (``Settings.generalise``,
+``_nogeneralise``) and the tie-break that prefers a variable to a constant (``Clause.specificity``).
 
 ``finish``: the game is over once the player in control plays ``finish`` (not ``continue`` or
 ``skip``). In training only white ever finishes; in test black finishes too. ``does(white, finish)`` and
@@ -18,7 +18,7 @@ from learners.ilp.bias import Bias, Clause, Literal, bias_for, offset
 from learners.ilp.concepts import COUNT_TYPE
 from learners.ilp.coverage import body_table, example_atoms, facts_for, targets_for
 from learners.ilp.meter import Meter
-from learners.ilp.refine import Bottom, generalisations
+from learners.ilp.refine import Bottom, generalisations, reductions
 from learners.ilp.search import Search, generalise
 from learners.metrics import evaluate, pool
 from tasks.iggp import DatFile, task_from_dats
@@ -87,9 +87,42 @@ def _generalised(body: tuple[Literal, ...]) -> list[str]:
 def test_search_makes_constants_variables_while_the_clause_stays_consistent():
     white_finishes = Literal("does", ("white", "finish"))
     assert _generalised((white_finishes,)) == ["next_gameOver :- does(Agent1,finish)."]
-    # both places of white become one variable; making finish a variable too covers negatives
+    # true_control(white) is redundant (only white finishes in training): left out first, then
+    # white made a variable; making finish a variable too would cover negatives
     assert _generalised((Literal("true_control", ("white",)), white_finishes)) == [
-        "next_gameOver :- true_control(Agent1), does(Agent1,finish)."
+        "next_gameOver :- does(Agent1,finish)."
+    ]
+    # every redundant literal goes, one at a time (does(black, wait): white moved)
+    assert _generalised(
+        (
+            Literal("true_control", ("white",)),
+            Literal("does", ("white", "finish")),
+            Literal("does", ("black", "wait")),
+        )
+    ) == ["next_gameOver :- does(Agent1,finish)."]
+
+
+def test_reductions_leave_out_one_literal_where_the_clause_stays_safe():
+    control, finish = Literal("true_control", (0,)), Literal("does", (0, "finish"))
+    not_skip = Literal("does", (0, "skip"), negated=True)
+    made = [
+        c.text()
+        for c, _ in reductions(
+            Clause("next_gameOver", (), (control, finish, not_skip), ("agent",)), ("white",)
+        )
+    ]
+    assert made == [
+        "next_gameOver :- does(Agent1,finish), not does(Agent1,skip).",
+        "next_gameOver :- true_control(Agent1), not does(Agent1,skip).",
+        "next_gameOver :- true_control(Agent1), does(Agent1,finish).",
+    ]
+    # a negated literal alone is no clause, and a head variable must stay bound
+    assert [
+        c.text() for c, _ in reductions(Clause("next_gameOver", (), (control, not_skip), ("agent",)), ())
+    ] == ["next_gameOver :- true_control(Agent1)."]
+    head_bound = Clause("next_control", (0,), (control, Literal("does", (1, "finish"))), ("agent", "agent"))
+    assert [c.text() for c, _ in reductions(head_bound, ())] == [
+        "next_control(Agent1) :- true_control(Agent1)."
     ]
 
 
