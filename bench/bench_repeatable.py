@@ -35,7 +35,8 @@ def _sweep(store: Path, args: argparse.Namespace, dataset: Path, burners: int) -
     try:
         subprocess.run(
             ["orch", "run", "--dataset", str(dataset), "--games", args.games, "--learners", args.learners,
-             "--budget", args.budget, "--num-cpus", str(args.num_cpus), "--store", str(store), "--json"],
+             "--budget", args.budget, "--num-cpus", str(args.num_cpus), "--store", str(store), "--json",
+             *(["--targets", args.targets] if args.targets else [])],
             check=True, stdout=subprocess.DEVNULL,
         )  # fmt: skip
     finally:
@@ -59,6 +60,7 @@ def main() -> None:
         "--dataset", type=Path, default=None, help="IGGP dataset (default: ../shared unpacked)"
     )
     parser.add_argument("--games", default="tictactoe,coins,minimal_decay")
+    parser.add_argument("--targets", default=None, help="only these targets (e.g. goal,next,terminal)")
     parser.add_argument("--learners", default="ilasp_w50000,ilasp")
     parser.add_argument("--budget", default="120s")
     parser.add_argument("--burners", type=int, default=2, help="busy processes beside the second run")
