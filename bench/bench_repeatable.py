@@ -8,6 +8,7 @@ hard stop, is generous enough for the bound on the loaded machine; with a wall-c
 
     python bench/bench_repeatable.py --games tictactoe,coins,minimal_decay --learners ilasp_w50000 \
         --budget 120s --burners 2
+    python bench/bench_repeatable.py --games all --learners ilasp_w10000 --budget 1200s   # every task
 """
 
 from __future__ import annotations
