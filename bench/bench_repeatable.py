@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import iggp_dir, print_table  # noqa: E402
+from bench.common import games_args, iggp_dir, print_table  # noqa: E402
 from orchestrator.storage.store import ResultStore  # noqa: E402
 
 BURN = "while True: pass"
@@ -35,7 +35,7 @@ def _sweep(store: Path, args: argparse.Namespace, dataset: Path, burners: int) -
     started = time.monotonic()
     try:
         subprocess.run(
-            ["orch", "run", "--dataset", str(dataset), *_games(args.games), "--learners", args.learners,
+            ["orch", "run", "--dataset", str(dataset), *games_args(args.games), "--learners", args.learners,
              "--budget", args.budget, "--num-cpus", str(args.num_cpus), "--store", str(store), "--json",
              *(["--targets", args.targets] if args.targets else [])],
             check=True, stdout=subprocess.DEVNULL,
@@ -45,12 +45,6 @@ def _sweep(store: Path, args: argparse.Namespace, dataset: Path, burners: int) -
             p.kill()
             p.wait()
     return time.monotonic() - started
-
-
-def _games(games: str) -> list[str]:
-    """``orch run``'s game selection: ``all`` is every task with data (``--all-games`` leaves out
-    a task without a train file, such as ttcc4 ``legal``, where naming its game is an error)."""
-    return ["--all-games"] if games == "all" else ["--games", games]
 
 
 def _programs(store: Path) -> dict[str, tuple[str, str, str | None, str, float]]:

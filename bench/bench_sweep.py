@@ -22,7 +22,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import iggp_dir, print_table  # noqa: E402
+from bench.common import games_args, iggp_dir, print_table  # noqa: E402
 from orchestrator.storage.store import ResultStore  # noqa: E402
 
 
@@ -38,7 +38,7 @@ def main() -> None:
     data = iggp_dir()
     with tempfile.TemporaryDirectory() as tmp:
         store_dir = args.store or str(Path(tmp) / "store")
-        which = ["--all-games"] if args.games == "all" else ["--games", args.games]
+        which = games_args(args.games)
         cmd = [sys.executable, "-m", "orchestrator.cli", "run", *which, "--learners", args.learners,
                "--dataset", str(data), "--store", store_dir, "--num-cpus", str(args.num_cpus),
                "--budget", args.budget, "--json"]  # fmt: skip

@@ -26,6 +26,13 @@ def iggp_dir() -> Path:
     return dest
 
 
+def games_args(games: str) -> list[str]:
+    """``orch run``'s game selection from a bench's ``--games``: ``all`` is every task with data
+    (``--all-games`` leaves out a task without a train file, such as ttcc4 ``legal``, where naming
+    its game is an error), anything else a comma-separated list."""
+    return ["--all-games"] if games == "all" else ["--games", games]
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process (and waited-for children) in MiB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
