@@ -85,6 +85,9 @@ class Settings:
     concepts: bool = True
     """``goal`` and ``terminal`` learn over a library of closures and counts defined from the
     signature (:mod:`learners.ilp.concepts`)."""
+    seen_moves: bool = True
+    """A ``legal`` target of a game that declares no moves (no ``input`` relation) gets the moves
+    seen legal in training as a static base (:mod:`learners.ilp.seen_moves`)."""
     widen: bool = True
     """A 0-ary target's (``terminal``) seeds search past their first consistent clauses, for a
     bounded number of candidates, for one covering more positives (:meth:`learners.ilp.search.Search.run`).

@@ -39,8 +39,11 @@ Beyond the published ILASP*:
   exact, as an invented ``inv_`` predicate;
 * ``Settings.concepts``: ``goal`` and ``terminal`` learn over a library of closures (recursion),
   counts and lines (``Settings.lines``) defined from the signature (:mod:`learners.ilp.concepts`);
-  a program that uses one carries its definition. docs/ilp.md lists the language, the switches
-  and their measured effect.
+  a program that uses one carries its definition;
+* ``Settings.seen_moves``: a ``legal`` target of a game that declares no moves (no ``input``
+  relation: GGP rulesheets) gets the moves seen legal in training as a static base
+  (:mod:`learners.ilp.seen_moves`). docs/ilp.md lists the language, the switches and their
+  measured effect.
 
 The stages live one per module: :mod:`learners.ilp.loop` runs them (frame step, seed search
 :mod:`learners.ilp.seeds`, combine :mod:`learners.ilp.combine`, fallback selection
@@ -65,7 +68,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from learners.base import CUT_BY_CLOCK, CUT_BY_WORK, Budget, Report, ignore_report, register
-from learners.ilp import concepts, data_bound
+from learners.ilp import concepts, data_bound, seen_moves
 from learners.ilp.bias import Settings
 from learners.ilp.default_rules import defaults_for
 from learners.ilp.learning import Learned, LearnedProgram
@@ -132,7 +135,8 @@ class IlaspLearner:
         task, bounded = data_bound.within(task, self.settings.data_atoms, seed)
         if bounded:  # every program this fit reports (a timeout keeps the last) says it
             report = partial(_reported_with_note, report, bounded)
-        task, base, learned = self._with_concepts(task, meter, seed, report)
+        task, given = self._given(task)
+        task, base, learned = self._with_concepts(task, given, meter, seed, report)
         learned = self._refit(task, base, meter, seed, learned, meter.now() - started, report)
         self.profile = learned.profile
         self.profile.work = meter.work.done if meter.work is not None else 0
@@ -141,8 +145,16 @@ class IlaspLearner:
             program.cut_by = CUT_BY_WORK if meter.counts_work and not budget.expired() else CUT_BY_CLOCK
         return _noted(program, bounded)
 
+    def _given(self, task: Task) -> tuple[Task, Mode]:
+        """``task`` with the moves seen legal in training where its game declares none
+        (:mod:`learners.ilp.seen_moves`), and the plain mode, which carries their facts."""
+        if not self.settings.seen_moves:
+            return task, Mode()
+        task, moves = seen_moves.extend(task)
+        return task, Mode(library=(moves,) if moves is not None else ())
+
     def _with_concepts(
-        self, task: Task, meter: Meter, seed: int, report: Report
+        self, task: Task, plain: Mode, meter: Meter, seed: int, report: Report
     ) -> tuple[Task, Mode, Learned]:
         """Learn in the plain language first; over the concept library only if that is not exact.
 
@@ -155,7 +167,6 @@ class IlaspLearner:
         board), and that program stands only if strictly better on validate. Returns the task and
         mode the standing program was learned with (the refit needs them).
         """
-        plain = Mode()
         if not (self.settings.concepts and concepts.has_library(task)):
             return task, plain, self._learn(task, plain, meter, seed, report)
         extension: list[tuple[Task, Mode]] = []
@@ -163,7 +174,7 @@ class IlaspLearner:
         def over_library(m: Meter) -> Learned:
             # extended only when needed: the closures and lines of a big board take seconds
             extended, library = concepts.extend(task, self.settings.lines)
-            mode = Mode(library=tuple(library))
+            mode = replace(plain, library=plain.library + tuple(library))
             extension.append((extended, mode))
             return self._learn(extended, mode, m, seed, ignore_report)
 
@@ -290,13 +301,13 @@ class IlaspLearner:
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?:_d(?P<data_atoms>\d+))?(?:_w(?P<max_work>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|lines|widen|lifted|generalise|offsets|combine|absence|complement|defaults|refit))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?:_d(?P<data_atoms>\d+))?(?:_w(?P<max_work>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|lines|seen|widen|lifted|generalise|offsets|combine|absence|complement|defaults|refit))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); data_atoms: the data bound, atoms of a split learned from (default 2000000; e.g. ilasp_d300000); max_work: a deterministic work "
     "bound, units of work instead of seconds (e.g. ilasp_w100000; the budget still holds); _noframe, _nocombine, "
-    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _nolines, _nowiden, _nolifted, _nogeneralise, _nooffsets, _nocomplement, _nodefaults switch a default feature off "
+    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _noseen, _nolines, _nowiden, _nolifted, _nogeneralise, _nooffsets, _nocomplement, _nodefaults switch a default feature off "
     "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
     example="ilasp",
     symbolic=True,
@@ -308,7 +319,9 @@ def make_ilasp(
     switches: str | None = None,
 ) -> IlaspLearner:
     changes: dict = {}
-    fields = {"frameconst": "frame_constants", "framecover": "frame_cover", "frameequal": "frame_equal"}
+    fields = {
+        "frameconst": "frame_constants", "framecover": "frame_cover", "frameequal": "frame_equal", "seen": "seen_moves",
+    }  # fmt: skip
     for word in (switches or "").split("_")[1:]:
         changes[fields.get(word.removeprefix("no"), word.removeprefix("no"))] = not word.startswith("no")
     if max_body is not None:
