@@ -136,6 +136,31 @@ class Facts:
     def all_examples(self) -> Table:
         return Table({"ex": np.arange(self.n, dtype=np.int64)}, self.n)
 
+    def of_examples(self, examples: np.ndarray) -> Facts:
+        """These facts with the dynamic tables cut to ``examples`` (sorted indices here), each when
+        first read; same indices, same statics. A literal's bindings on a sample of the examples
+        then cost what the sample holds, not what the split does (the frame step tests thousands
+        of literals on the rows of 200 examples of a split of 15,000)."""
+        return _ExampleFacts(self.constants, self.rows, self.dynamic, self.static, None, examples)
+
+
+class _ExampleFacts(Facts):
+    """:meth:`Facts.of_examples`: the dynamic tables cut on first read."""
+
+    def __init__(self, constants, rows, dynamic, static, atoms_of, examples: np.ndarray) -> None:
+        super().__init__(constants, rows, dynamic, static, atoms_of)
+        self._examples = examples
+        self._cut: dict[str, Table] = {}
+
+    def table(self, pred: str) -> Table | None:
+        t = self.dynamic.get(pred)
+        if t is None:
+            return self.static.get(pred)
+        cut = self._cut.get(pred)
+        if cut is None:
+            cut = self._cut[pred] = t.take(np.flatnonzero(arrays.isin(t.cols["ex"], self._examples)))
+        return cut
+
 
 def _build_facts(task: Task, split: Split, rows: np.ndarray) -> Facts:
     constants = _constants(task)

@@ -319,12 +319,13 @@ def _choose(
             cap = min(max(MAX_CANDIDATES, LITERAL_BITS // rows_table.n), MAX_LITERAL_BITS // rows_table.n)
             lits = candidates(bias, base, k, bias.head_types, meter, cap)
             rows = _Rows(len(lits), rows_table.n)
+            sampled = facts.of_examples(examples)  # the rows are the sample's: so are the facts read
             for i, lit in enumerate(lits):
                 if meter.expired():
                     lits = lits[:i]
                     break
                 meter.spend()
-                rows.set(i, _removes(rows_table, lit, facts))
+                rows.set(i, _removes(rows_table, lit, sampled))
             rows.bits = rows.bits[: len(lits)]  # a view: the literals tested before the meter expired
             chosen = _greedy(rows, rows_pos, bias.settings.max_body - 1) if lits else []
             bodies = []

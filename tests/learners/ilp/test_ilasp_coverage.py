@@ -83,3 +83,22 @@ def test_partial_cover_is_anytime_when_the_solver_has_no_time():
     assert len(best_partial_cover(rules, n_pos=400, n_neg=10_000, seconds=0.0)) == 40
     rules.append(_rule("bad", 2, [1], list(range(2000, 9000))))
     assert 40 not in best_partial_cover(rules, n_pos=400, n_neg=10_000, seconds=0.0)
+
+
+def test_facts_of_some_examples_are_their_rows_of_every_dynamic_table():
+    from learners.ilp.coverage import facts_for
+
+    task = lights_task("next").for_predicate("next_on")
+    train = task.split("train")
+    facts = facts_for(task, train)
+    examples = np.arange(0, facts.n, 3)
+    cut = facts.of_examples(examples)
+    assert cut.n == facts.n and cut.static == facts.static
+    for pred, table in facts.dynamic.items():
+        got = cut.table(pred)
+        keep = np.isin(table.cols["ex"], examples)
+        assert set(got.cols) == set(table.cols)
+        for col, values in table.cols.items():
+            assert np.array_equal(got.cols[col], values[keep]), (pred, col)
+    for pred in facts.static:
+        assert cut.table(pred) is facts.table(pred)
