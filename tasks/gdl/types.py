@@ -15,6 +15,9 @@ Method (docs/gdl.md, "Type signatures without a .typ"):
    can reach, so every atom generation meets is well typed by construction. The ``agent`` type
    is the declared roles only (a variable that ranges over roles and board contents, as in
    ``(true (cell ?x ?y ?player))``, would otherwise make ``blank`` a player).
+4. A type whose constants are exactly the roles is ``agent`` too: ``(control xplayer)`` set by
+   rules that name the roles gives ``control :: agent -> prop``, as the published signatures write
+   it (the same constants, so the same atoms: only the type's name changes).
 
 Declarations keep the first-seen order of relations and symbols; other types are named after
 their first slot (``cell_1`` for the first argument of ``cell``). Subtyping is never inferred:
@@ -137,6 +140,9 @@ def infer_signature(
     agent = uf.find(("@role", 1, 0))
     roles = list(dict.fromkeys(_roles(rules)))
     extras = [c for c in constants.get(agent, {}) if c not in roles] if roles else []
+    for root, consts in constants.items():  # a slot of exactly the roles is `agent` (see _the_roles)
+        if root != agent and root not in type_name and _the_roles(consts, roles):
+            type_name[root] = "agent"
     wide: list[str] = []  # see _widen
 
     def name_of(slot: Slot) -> str:
@@ -163,6 +169,8 @@ def infer_signature(
         constants[agent] = dict.fromkeys(roles)
     for root, consts in constants.items():
         t = type_name[root] if root in type_name else name_of(root)
+        if t == "agent" and root != agent:
+            continue  # roles, declared once
         for c in consts:
             line += 1
             sig.declarations.append(Declaration(c, (), t, line))
@@ -187,6 +195,21 @@ def _widen(wide: list[str], slot: Slot) -> str:
     if not wide:
         wide.append(f"{escape_name(slot[0].lstrip('@'))}_{slot[2] + 1}")
     return wide[0]
+
+
+def _the_roles(constants: Iterable[str], roles: list[str]) -> bool:
+    """Whether a slot's constants are exactly the roles, so that it is typed ``agent``.
+
+    Why: a fluent that says whose turn it is, set by rules that name the roles as constants
+    (``(<= (next (control oplayer)) (true (control xplayer)))``), shares no variable with a role
+    position, so union-find alone gives it a type of its own (``control_1``) holding the same
+    constants as ``agent``. The published signatures write ``control :: agent -> prop``, and a
+    learner joins variables of one type only: with ``control_1`` it cannot say "the player whose
+    turn it is" (``legal_play(R, ...) :- true_control(R)``). Exactly the roles, not a part of them:
+    then the type's atoms are the same and only its name changes, where a slot that holds one role
+    (``(winner white)``) typed ``agent`` would add atoms no state has.
+    """
+    return bool(roles) and set(constants) == set(roles)
 
 
 def _roles(rules: list[Rule]) -> Iterable[str]:

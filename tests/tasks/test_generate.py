@@ -214,3 +214,40 @@ def test_zero_arity_compounds_are_spelled_as_iggp(tmp_path: Path, typed: bool) -
     assert not {"true(over)", "next(over)"} & (backgrounds | positives)
     result = check_game(Dataset(out), "over")  # atoms sections included
     assert result.status == AGREE, result.summary()
+
+
+# Whose turn it is, set by rules that name the roles as constants: no variable links ``control``
+# to a role position, yet it holds exactly the roles. ``winner`` holds one of them: its own type.
+CONTROL_GDL = """
+(role alice)
+(role bob)
+(init (control alice))
+(init (count 0))
+(<= (next (control bob)) (true (control alice)))
+(<= (next (control alice)) (true (control bob)))
+(<= (next (count ?m)) (does ?p bump) (true (count ?n)) (succ ?n ?m))
+(<= (next (count ?n)) (does alice wait) (true (count ?n)))
+(<= (next (count ?n)) (does bob wait) (true (count ?n)))
+(<= (legal alice bump) (true (control alice)))
+(<= (legal bob bump) (true (control bob)))
+(<= (legal alice wait) (true (control bob)))
+(<= (legal bob wait) (true (control alice)))
+(<= terminal (true (count 3)))
+(<= (goal alice 100) (true (control alice)))
+(<= (goal alice 0) (true (control bob)))
+(<= (goal bob 50) (role bob))
+(<= (next (winner alice)) (true (count 2)))
+(succ 0 1) (succ 1 2) (succ 2 3)
+"""
+
+
+def test_a_slot_of_exactly_the_roles_is_inferred_as_agent(tmp_path: Path) -> None:
+    gdl = tmp_path / "control.txt"
+    gdl.write_text(CONTROL_GDL)
+    out = tmp_path / "out"
+    generate_game(gdl, None, out, episodes=20, steps=10, seed=0)
+    typ = (out / "types" / "control.typ").read_text()
+    assert "control :: agent -> prop." in typ, typ  # as the published signatures write it
+    assert typ.count("alice, bob ::") == 1 and "control_1" not in typ  # the roles declared once
+    assert "count :: count_1 -> prop." in typ and "winner :: winner_1 -> prop." in typ
+    assert check_game(Dataset(out), "control").status == AGREE
