@@ -42,6 +42,9 @@ NAMED: dict[Slot, str] = {
     ("goal", 2, 1): "int",
 }  # fmt: skip
 _PRIORITY = ("agent", "prop", "action", "int")
+_WRITTEN_LIKE = {"does": "legal", "true": "next"}
+"""Relations generation writes whether or not a rule reads them (the joint move of a step, the
+state), declared with the types of the relation they come from where no rule names them."""
 KEYWORD_RELATIONS = ("role", "init", "true", "next", "legal", "does", "goal", "terminal", "base", "input")
 
 
@@ -165,6 +168,11 @@ def infer_signature(
             result = name_of(fn_slots[(name, arity)][0])
             arg_types = tuple(name_of((name, arity, i)) for i in range(arity))
             sig.declarations.append(Declaration(name, arg_types, result, line))
+    declared = {d.name: d for d in sig.declarations if d.result == "bool"}
+    for name, like in _WRITTEN_LIKE.items():
+        if name not in declared and like in declared:
+            line += 1
+            sig.declarations.append(Declaration(name, declared[like].arg_types, "bool", line))
     if roles:  # the agents are the roles, even where a variable also ranges over other things
         constants[agent] = dict.fromkeys(roles)
     for root, consts in constants.items():

@@ -251,3 +251,17 @@ def test_a_slot_of_exactly_the_roles_is_inferred_as_agent(tmp_path: Path) -> Non
     assert typ.count("alice, bob ::") == 1 and "control_1" not in typ  # the roles declared once
     assert "count :: count_1 -> prop." in typ and "winner :: winner_1 -> prop." in typ
     assert check_game(Dataset(out), "control").status == AGREE
+
+
+def test_a_game_whose_rules_never_read_a_move_still_gets_does_declared(tmp_path: Path) -> None:
+    gdl = tmp_path / "clock.txt"  # the counter counts on, whatever is played
+    gdl.write_text(
+        CONTROL_GDL.replace("(does ?p bump) ", "")
+        .replace("(<= (next (count ?n)) (does alice wait) (true (count ?n)))\n", "")
+        .replace("(<= (next (count ?n)) (does bob wait) (true (count ?n)))\n", "")
+    )
+    assert "does" not in gdl.read_text()
+    out = tmp_path / "out"
+    generate_game(gdl, None, out, episodes=10, steps=10, seed=0)
+    assert "does :: agent -> action -> bool." in (out / "types" / "clock.typ").read_text()
+    assert check_game(Dataset(out), "clock").status == AGREE
