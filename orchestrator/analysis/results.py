@@ -287,17 +287,31 @@ def file_name(learner: str, budget_s: float) -> str:
     return f"{learner}_{budget_s:g}s.csv"
 
 
+EXISTING = ("replace", "merge", "refuse")
+"""What :func:`export` does with a results file already there: ``replace`` it by this export's
+rows; ``merge``: this export's tasks replace their rows and every other row is kept (a partial
+rerun, ``--games``); ``refuse`` (the CLI's default) to write when the file holds a task outside
+the export's ``tasks``, which a partial rerun would silently drop."""
+
+
+class ExportRefused(ValueError):
+    """Writing would drop rows of tasks the export does not cover (see :data:`EXISTING`)."""
+
+
 def export(store: ResultStore, out_dir: Path, learners: list[str] | None = None, sweep: str | None = None,
            commit: str | None = None, tasks: set[tuple[str, str]] | None = None,
-           predicates: dict[tuple[str, str], list[str]] | None = None,
+           predicates: dict[tuple[str, str], list[str]] | None = None, existing: str = "replace",
            ) -> dict[Path, tuple[int, int]]:  # fmt: skip
     """Write one results file per (learner, budget) of the store; returns path -> (rows, unscorable).
 
     Only ``tasks`` (game, target) when given. A task with a predicate that has no row, or no counts
     at all (a row from before ``extra.all_false``), is left out of the file and counted as unscorable.
     ``predicates`` (the dataset's, per task) fixes what a task is made of: rows of any other
-    predicate name (a job planned under another spelling) are not part of it.
+    predicate name (a job planned under another spelling) are not part of it. ``existing`` says
+    what happens to a file already there (:data:`EXISTING`); nothing is written when one refuses.
     """
+    if existing not in EXISTING:
+        raise ValueError(f"existing={existing!r}: one of {', '.join(EXISTING)}")
     commit = git_commit() if commit is None else commit
     groups: dict[tuple[str, float], list[TaskRuns]] = defaultdict(list)
     for t in collect(store, learners, sweep):
@@ -308,15 +322,38 @@ def export(store: ResultStore, out_dir: Path, learners: list[str] | None = None,
             groups[(t.learner, t.budget_s)].append(t)
     if not groups:
         raise StoreError(f"no results for {learners or 'any learner'} in {store.uri}")
-    written = {}
-    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {}
     for (learner, budget), group in sorted(groups.items()):
         hash_ = source_hash(learner)
         rows = [r for t in group if (r := task_row(t, commit, hash_)) is not None]
         path = out_dir / file_name(learner, budget)
+        files[path] = (with_existing(path, rows, tasks, existing), len(group) - len(rows))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for path, (rows, _) in files.items():
         write_rows(path, rows)
-        written[path] = (len(rows), len(group) - len(rows))
-    return written
+    return {path: (len(rows), unscorable) for path, (rows, unscorable) in files.items()}
+
+
+def with_existing(
+    path: Path, rows: list[dict], tasks: set[tuple[str, str]] | None, existing: str
+) -> list[dict]:
+    """``rows`` as they go into ``path``, given the rows the file already holds (:data:`EXISTING`)."""
+    if existing == "replace" or not path.exists():
+        return rows
+    new = {(r["game"], r["target"]) for r in rows}
+    covered = new if tasks is None else tasks | new
+    old = read_rows(path)
+    if existing == "refuse":
+        outside = sorted({(r["game"], r["target"]) for r in old} - covered)
+        if outside:
+            shown = ", ".join(f"{g}/{t}" for g, t in outside[:3]) + (" ..." if len(outside) > 3 else "")
+            raise ExportRefused(
+                f"{path} holds {len(outside)} task(s) this export does not cover ({shown}): --merge keeps "
+                "them (this export's tasks replace their rows), --replace drops them"
+            )
+        return rows
+    kept = [r for r in old if (r["game"], r["target"]) not in new]
+    return sorted([*kept, *rows], key=lambda r: (r["game"], target_key(r["target"])))
 
 
 def write_rows(path: Path, rows: list[dict]) -> None:

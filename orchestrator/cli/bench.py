@@ -55,17 +55,23 @@ def runnable_tasks(dataset: Path, games: list[str] | None = None) -> tuple[set[t
 
 
 def _export_and_print(
-    store: str, out: Path, learners: list[str], tasks: set, dataset: Path, sweep: str | None = None
+    store: str, out: Path, learners: list[str], tasks: set, dataset: Path, existing: str = "refuse"
 ) -> None:
-    from orchestrator.analysis.results import export, read_rows, summarise
+    from orchestrator.analysis.results import ExportRefused, export, read_rows, summarise
     from orchestrator.storage.store import ResultStore, StoreError
     from tasks.iggp import Dataset
 
     try:
         ds = Dataset(dataset)
         predicates = {(g, t): ds.predicates(g, t) for g, t in tasks}
-        written = export(ResultStore(store), out, learners, sweep, tasks=tasks, predicates=predicates)
-    except StoreError as e:
+        written = export(
+            ResultStore(store), out, learners, tasks=tasks, predicates=predicates, existing=existing
+        )
+    except ExportRefused as e:
+        raise OrchError(
+            f"{e}; the store keeps every result: `orch bench export` writes the file again"
+        ) from e
+    except (StoreError, ValueError) as e:
         raise OrchError(str(e)) from e
     for path, (n, unscorable) in written.items():
         s = summarise(read_rows(path))
@@ -83,6 +89,39 @@ _NUM_CPUS = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local Ray.
 _RETRY_FAILED = typer.Option(
     False, "--retry-failed", help="Also re-run stored errors (after a fix: the rest of the store is kept)."
 )
+
+
+_MERGE = typer.Option(
+    False,
+    "--merge",
+    help="Keep the file's rows of tasks not exported now (a partial rerun: --games); this run's replace theirs.",
+)
+_REPLACE = typer.Option(
+    False, "--replace", help="Write only this export's tasks, dropping the file's other rows."
+)
+
+
+def _existing(merge: bool, replace: bool) -> str:
+    """What to do with a results file already there (:data:`orchestrator.analysis.results.EXISTING`):
+    by default, refuse to drop the rows of tasks a partial export does not cover."""
+    if merge and replace:
+        raise OrchError("--merge and --replace exclude each other", 2)
+    return "merge" if merge else "replace" if replace else "refuse"
+
+
+def _check_existing(out: Path, learners: list[str], budget: float | None, tasks: set, existing: str) -> None:
+    """Refuse before a long run what the export after it would refuse (:func:`_existing`)."""
+    from orchestrator.analysis.results import ExportRefused, file_name, with_existing
+
+    if budget is None:
+        return
+    try:
+        for name in learners:
+            with_existing(out / file_name(name, budget), [], tasks, existing)
+    except ExportRefused as e:
+        raise OrchError(f"{e}; nothing was run", 2) from e
+    except ValueError as e:
+        raise OrchError(str(e), 2) from e
 
 
 def _store_option(default: str) -> Any:
@@ -107,6 +146,8 @@ def iggp_command(
     num_cpus: int | None = _NUM_CPUS,
     memory_per_job: str | None = memory_per_job_option(),
     retry_failed: bool = _RETRY_FAILED,
+    merge: bool = _MERGE,
+    replace: bool = _REPLACE,
 ) -> None:
     """Run learners on every IGGP task with train and test data, then export per-task results files.
 
@@ -120,7 +161,7 @@ def iggp_command(
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
     _run_and_export(
         dataset, learners, tasks, skipped, chosen, budget, repeats, store, out, num_cpus, memory_per_job,
-        retry_failed,
+        retry_failed, _existing(merge, replace),
     )  # fmt: skip
 
 
@@ -145,6 +186,8 @@ def ggp_command(
     num_cpus: int | None = _NUM_CPUS,
     memory_per_job: str | None = memory_per_job_option(),
     retry_failed: bool = _RETRY_FAILED,
+    merge: bool = _MERGE,
+    replace: bool = _REPLACE,
 ) -> None:
     """Run learners on every kept target of a GGP corpus, then export per-task results files.
 
@@ -172,7 +215,7 @@ def ggp_command(
     if not games_run:
         raise OrchError(f"{corpus}: no target passes the quality rules")
     _run_and_export(corpus, learners, kept & runnable, left_out + skipped, games_run, budget, repeats, store,
-                    out, num_cpus, memory_per_job, retry_failed)  # fmt: skip
+                    out, num_cpus, memory_per_job, retry_failed, _existing(merge, replace))  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(corpus / MANIFEST, out / MANIFEST)
 
@@ -195,10 +238,11 @@ def _names(text: str) -> list[str]:
 def _run_and_export(
     dataset: Path, learners: str, tasks: set[tuple[str, str]], skipped: list[str], games: list[str] | None,
     budget: float | None, repeats: int, store: str, out: Path, num_cpus: int | None,
-    memory_per_job: str | None = None, retry_failed: bool = False,
+    memory_per_job: str | None = None, retry_failed: bool = False, existing: str = "refuse",
 ) -> None:  # fmt: skip
     """The bench's sweep over ``tasks`` (``orch run`` into ``store``), then the export to ``out``;
-    refused if a learner's sources change during the run (the figures would belong to no commit)."""
+    refused if a learner's sources change during the run (the figures would belong to no commit),
+    and before it when the export would drop a results file's rows (:func:`_existing`)."""
     from orchestrator.analysis.results import source_hash
     from orchestrator.cli.run import RunRequest, launch
 
@@ -207,6 +251,7 @@ def _run_and_export(
         before = {n: source_hash(n) for n in names}
     except Exception as e:
         raise OrchError(f"cannot plan the bench: {type(e).__name__}: {e}") from e
+    _check_existing(out, names, budget, tasks, existing)
     for line in skipped:
         typer.echo(line, err=True)
     failed: typer.Exit | None = None
@@ -223,7 +268,7 @@ def _run_and_export(
         raise OrchError(
             f"the sources of {', '.join(changed)} changed during the run: rerun on a fixed checkout", 1
         )
-    _export_and_print(store, out, names, tasks, dataset)
+    _export_and_print(store, out, names, tasks, dataset, existing)
     if failed is not None:
         typer.echo(
             "exported with the failed jobs' predicates counted in errored_predicates (scored as "
@@ -240,12 +285,17 @@ def export_command(
     dataset: Path = typer.Option(..., "--dataset", "-d", help="The dataset it ran on (to know its tasks)."),
     games: str | None = typer.Option(None, "--games", "-g", help="Only these games (default: all)."),
     out: Path = typer.Option(RESULTS_DIR, "--out", help="Where the results files go."),
+    merge: bool = _MERGE,
+    replace: bool = _REPLACE,
 ) -> None:
-    """Export per-task results files from a store without running anything (unfinished tasks are left out)."""
+    """Export per-task results files from a store without running anything (unfinished tasks are left out).
+
+    A file holding tasks this export leaves out (of other --games) is kept unless --merge or --replace.
+    """
     from orchestrator.scheduling.sweep import split_names
 
     tasks, _ = runnable_tasks(dataset, split_names(games) if games else None)
-    _export_and_print(store, out, split_names(learners), tasks, dataset)
+    _export_and_print(store, out, split_names(learners), tasks, dataset, _existing(merge, replace))
 
 
 @bench_app.command("docs")

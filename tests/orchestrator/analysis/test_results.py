@@ -478,3 +478,32 @@ def test_the_commit_stamp_is_dirty_for_code_changes_not_for_results_files(tmp_pa
     assert git_commit(tmp_path) == clean
     code.write_text("x = 2\n")
     assert git_commit(tmp_path) == clean + "+dirty"
+
+
+def test_an_export_of_some_tasks_keeps_or_refuses_to_drop_a_files_other_rows(tmp_path):
+    """A partial rerun (`--games`) written over a whole file: by default refused, nothing written;
+    merged, its tasks replace theirs and the rest stay; replaced, only its tasks remain."""
+    from orchestrator.analysis.results import ExportRefused
+
+    out = tmp_path / "res"
+    whole = ResultStore(tmp_path / "whole")
+    whole.write([_row(f"w{g}", "next_a", game=g, counts=(1, 0, 3, 1)) for g in ("g", "h", "k")])
+    (path,) = export(whole, out, commit="old")
+    before = path.read_text()
+    again = ResultStore(tmp_path / "again")
+    again.write([_row("h2", "next_a", game="h", counts=(2, 0, 3, 0))])
+    with pytest.raises(
+        ExportRefused, match=r"holds 2 task\(s\) this export does not cover \(g/next, k/next\)"
+    ):
+        export(again, out, commit="new", tasks={("h", "next")}, existing="refuse")
+    assert path.read_text() == before
+    export(again, out, commit="new", tasks={("h", "next")}, existing="merge")
+    rows = read_rows(path)
+    assert [(r["game"], r["commit"], r["tp"]) for r in rows] == [
+        ("g", "old", "1"),
+        ("h", "new", "2"),
+        ("k", "old", "1"),
+    ]
+    export(whole, out, commit="old", existing="refuse")  # the whole set again: nothing is dropped
+    export(again, out, commit="new", tasks={("h", "next")}, existing="replace")
+    assert [r["game"] for r in read_rows(path)] == ["h"]

@@ -288,3 +288,52 @@ def test_bench_exports_a_sweep_whose_jobs_failed_and_exits_1(ray_2cpu, tmp_path)
     assert all(int(r["errored_predicates"]) == int(r["predicates"]) for r in crash)
     assert all(float(r["balanced_accuracy"]) == 0.5 for r in crash)  # predicting false everywhere
     assert len(read_rows(out / "true_10s.csv")) == 2
+
+
+def test_a_bench_of_some_games_does_not_drop_the_files_other_games(ray_2cpu, tmp_path):
+    """`orch bench iggp --games beta` over a file of alpha and beta: refused before it runs
+    anything unless --merge (alpha's rows kept, beta's replaced) or --replace (only beta's)."""
+    from typer.testing import CliRunner
+
+    from orchestrator.analysis.results import read_rows
+    from orchestrator.cli import app
+
+    ds = write_tiny_dataset(tmp_path / "ds", ("alpha", "beta"))
+    store, out = tmp_path / "s", tmp_path / "out"
+    common = [
+        "--dataset",
+        str(ds),
+        "--learners",
+        "true",
+        "--budget",
+        "10s",
+        "--store",
+        str(store),
+        "--out",
+        str(out),
+    ]
+    runner = CliRunner()
+    assert runner.invoke(app, ["bench", "iggp", *common]).exit_code == 0
+    path = out / "true_10s.csv"
+    before, jobs = path.read_text(), len(_raw_rows(store))
+    res = runner.invoke(app, ["bench", "iggp", *common, "--games", "beta"])
+    assert res.exit_code == 2 and "--merge keeps them" in res.output and "nothing was run" in res.output
+    assert path.read_text() == before and len(_raw_rows(store)) == jobs
+    export = [
+        "bench",
+        "export",
+        "--store",
+        str(store),
+        "--dataset",
+        str(ds),
+        "--learners",
+        "true",
+        "--out",
+        str(out),
+    ]
+    assert runner.invoke(app, [*export, "--games", "beta", "--merge", "--replace"]).exit_code == 2
+    res = runner.invoke(app, [*export, "--games", "beta", "--merge"])
+    assert res.exit_code == 0, res.output
+    assert sorted({r["game"] for r in read_rows(path)}) == ["alpha", "beta"]
+    assert runner.invoke(app, [*export, "--games", "beta", "--replace"]).exit_code == 0
+    assert {r["game"] for r in read_rows(path)} == {"beta"}
