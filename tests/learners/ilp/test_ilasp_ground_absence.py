@@ -131,3 +131,23 @@ def test_ties_in_the_beam_go_to_the_shorter_clause():
     search = Search.__new__(Search)
     search.s = Settings()
     assert [n.clause for n in search._next_beam(nodes, 2)][:2] == [short, longer]
+
+
+def test_each_lifted_clause_takes_one_lifted_place_in_the_beam():
+    """One lifted clause under two thetas (reached from two seed cells) takes one of the lifted
+    places; the next lifted clause gets the other (`learners.ilp.search._distinct_lifted`)."""
+    bias = bias_for(lights_task().learning_view())
+    types = (*bias.head_types, "pos", "pos")
+    best = Clause("goal", ("robot", "0"), (), bias.head_types)
+    cell = Clause("goal", ("robot", "0"), (Literal("true_on", (2, 3)),), types)
+    other = Clause("goal", ("robot", "0"), (Literal("true_on", (2, 2)),), (*bias.head_types, "pos"))
+    nodes = [
+        Node(best, ("robot", "0"), None, 10, 0, 1.0),
+        Node(cell, ("robot", "0", "1", "2"), None, 10, 5, 0.5),
+        Node(cell, ("robot", "0", "3", "4"), None, 10, 5, 0.5),
+        Node(other, ("robot", "0", "1", "2"), None, 10, 6, 0.4),
+    ]
+    search = Search.__new__(Search)
+    search.s = Settings()
+    beam = [n.clause for n in search._next_beam(nodes, 1)]
+    assert beam == [best, cell, other]
