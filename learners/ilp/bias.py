@@ -114,6 +114,11 @@ class Settings:
     fewer positives (:func:`learners.ilp.search.generalise`): the beam reaches a clause through
     the seed's constants and one literal at a time, and nothing else would ask whether the rule
     needs them."""
+    split: bool = True
+    """With ``generalise``, a consistent clause's variables are also split in two where it stays
+    consistent and covers no fewer positives (:func:`learners.ilp.refine.splits`): a seed's
+    coincidences of values (a jump whose landing row equals its column) are joined into the
+    clause by the refinement operator, and only a split asks whether the rule needs them."""
     max_work: int | None = None
     """A deterministic work bound (``ilasp_w<N>``): the fit's shares are counted in units of work
     instead of seconds, so a rerun on a loaded machine takes the same steps

@@ -441,6 +441,62 @@ def generalisations(
             yield made, theta + (const,)
 
 
+MAX_SPLITS = 15
+"""Splits tried per variable of a clause (`splits`): every one of a variable seen up to five times."""
+
+
+def splits(c: Clause, theta: tuple[str, ...]) -> Iterator[tuple[Clause, tuple[str, ...]]]:
+    """``c`` with some of one variable's places in positive body literals given a new variable of
+    its type (the inverse of unifying two variables), fewest places first, at most
+    ``MAX_SPLITS`` per variable; only the safe results whose body is still joined in order
+    (`reductions`). The new variable's theta is its seed constant marked with its number, so
+    that the search's identity of clauses (`search._canonical`, body variables named by their
+    seed constant) keeps it apart from the variable it was split from.
+
+    Why: a literal's argument whose seed constant is already some variable's value is joined to
+    that variable (`Refiner._positive`), so on a small board a seed's coincidences become the
+    rule's equalities. alquerque's score goes up by 10 with any jump, but each seed made a rule
+    for its own jump shape (``does_jump(A, P1, P2, P3, P4, P5, P5)``: landing column equal to
+    landing row), six rules and still short of the rule; a cell emptied by a jump likewise.
+    Splitting the variable back is what asks whether the equality is needed.
+    """
+    places: dict[int, list[tuple[int, int]]] = {}  # variable -> (literal or -1 for the head, arg)
+    for j, a in enumerate(c.head_args):
+        if isinstance(a, int):
+            places.setdefault(a, []).append((-1, j))
+    movable: dict[int, list[tuple[int, int]]] = {}
+    for i, lit in enumerate(c.body):
+        for j, a in enumerate(lit.args):
+            if isinstance(a, int):
+                places.setdefault(a, []).append((i, j))
+                if not lit.negated and not lit.builtin:
+                    movable.setdefault(a, []).append((i, j))
+    for v in sorted(places):
+        first = places[v][0]
+        rest = [p for p in movable.get(v, []) if p != first]
+        tried = 0
+        for size in range(1, len(rest) + 1):
+            for moved in itertools.combinations(rest, size):
+                if tried >= MAX_SPLITS:
+                    break
+                tried += 1
+                new = len(c.types)
+                body = [list(lit.args) for lit in c.body]
+                for i, j in moved:
+                    body[i][j] = new
+                made = Clause(
+                    c.head_pred,
+                    c.head_args,
+                    tuple(
+                        Literal(lit.pred, tuple(args), lit.negated)
+                        for lit, args in zip(c.body, body, strict=True)
+                    ),
+                    c.types + (c.types[v],),
+                )
+                if made.safe() and _bound_in_order(made.body):
+                    yield made, theta + (f"{theta[v]}#{new}",)
+
+
 def reductions(c: Clause, theta: tuple[str, ...]) -> Iterator[tuple[Clause, tuple[str, ...]]]:
     """``c`` with one body literal left out, for each literal in order; only the safe results
     (as in `generalisations`) that keep a positive literal.

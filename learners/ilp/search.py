@@ -53,7 +53,7 @@ from learners.ilp.coverage import (
     group_counts,
 )
 from learners.ilp.meter import Meter
-from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations, reductions
+from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations, reductions, splits
 from learners.ilp.relations import Table
 from tasks import arrays
 
@@ -279,7 +279,7 @@ class Search:
         # the best lifted clauses (no constant in the body) keep a place: a literal that pays off only
         # with the next one (`true_cell(X, Y, knight)`, then `true_cell(X, Y, hole)`) scores nothing
         # alone and is crowded out by literals with constants that fit a part of the positives
-        lifted = _distinct_lifted(safe[width:])[: max(width // 2, 2) if self.s.lifted else 0]
+        lifted = _distinct_lifted(safe[width:], max(width // 2, 2) if self.s.lifted else 0)
         return safe[:width] + lifted + unsafe[: max(width // 2, 2)]
 
     def _bindings(self, node: Node) -> Table | None:
@@ -361,8 +361,8 @@ class Search:
 
 
 def generalise(search: Search, found: list[Node]) -> list[Node]:
-    """The clauses of ``found`` with literals left out (`refine.reductions`) and constants made
-    variables (`refine.generalisations`), greedily, one step at a time while the clause stays
+    """The clauses of ``found`` with literals left out (`refine.reductions`), constants made
+    variables (`refine.generalisations`) and variables split in two (`refine.splits`), greedily, one step at a time while the clause stays
     consistent on the sample and covers no fewer wanted positives; each changed clause is
     returned beside its original (the solver's tie-break, `Clause.specificity`, prefers it where
     both cover the same).
@@ -380,6 +380,7 @@ def generalise(search: Search, found: list[Node]) -> list[Node]:
             for clause, theta in itertools.chain(
                 reductions(current.clause, current.theta),
                 generalisations(search.bias, current.clause, current.theta),
+                splits(current.clause, current.theta) if search.s.split else (),
             ):
                 if search.tested >= budget or search.meter.expired():
                     break
@@ -437,8 +438,10 @@ def _canonical(clause: Clause, theta: tuple[str, ...]) -> tuple:
     return head, frozenset((lit.pred, lit.negated, tuple(term(a) for a in lit.args)) for lit in clause.body)
 
 
-def _distinct_lifted(nodes: list[Node]) -> list[Node]:
-    """The lifted clauses of ``nodes``, in their order, one per clause text.
+def _distinct_lifted(nodes: list[Node], places: int) -> list[Node]:
+    """The first ``places`` lifted clauses of ``nodes``, in their order, one per clause text
+    (read only until the places are filled: a level has thousands of children, and a clause's
+    text costs microseconds).
 
     Why: one lifted literal reached from several seed constants is one clause under several
     thetas (``true_cell(Pos1, Pos2, Mark1)`` from each cell of the seed); they score alike and
@@ -448,6 +451,8 @@ def _distinct_lifted(nodes: list[Node]) -> list[Node]:
     """
     out: dict[str, Node] = {}
     for n in nodes:
+        if len(out) >= places:
+            break
         if _lifted(n.clause):
             out.setdefault(n.clause.text(), n)
     return list(out.values())
