@@ -37,7 +37,7 @@ order on any machine, however loaded; a meter in seconds keeps the old wall-cloc
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +67,8 @@ MAX_CHILDREN = 400
 """Candidates tested per beam node and level (bottoms with hundreds of statics)."""
 GENERALISE_TESTS = 200
 """Candidates tested per search when its consistent clauses' constants are made variables."""
+SPLIT_TESTS = 100
+"""Candidates tested per search when its consistent clauses' variables are split (after the above)."""
 
 
 @dataclass
@@ -361,27 +363,47 @@ class Search:
 
 
 def generalise(search: Search, found: list[Node]) -> list[Node]:
-    """The clauses of ``found`` with literals left out (`refine.reductions`), constants made
-    variables (`refine.generalisations`) and variables split in two (`refine.splits`), greedily, one step at a time while the clause stays
-    consistent on the sample and covers no fewer wanted positives; each changed clause is
-    returned beside its original (the solver's tie-break, `Clause.specificity`, prefers it where
-    both cover the same).
+    """The clauses of ``found`` with literals left out (`refine.reductions`) and constants made
+    variables (`refine.generalisations`), greedily, one step at a time while the clause stays
+    consistent on the sample and covers no fewer wanted positives; then, in a pass of its own,
+    with variables split in two (`refine.splits`) while that covers strictly more. Each changed
+    clause is returned beside its original (the solver's tie-break, `Clause.specificity`,
+    prefers it where both cover the same).
 
-    Bounded by ``GENERALISE_TESTS`` tests, one unit of the meter each, in a fixed order: a
-    work-bound run takes the same steps on any machine.
+    Bounded by ``GENERALISE_TESTS`` and ``SPLIT_TESTS`` tests, one unit of the meter each, in a
+    fixed order: a work-bound run takes the same steps on any machine. The splits have their own
+    allowance, after the first pass: sharing it, the splits of the first clauses took the tests
+    the later clauses' constants needed.
     """
-    out: list[Node] = []
     seen = {_canonical(n.clause, n.theta) for n in found}
-    budget = search.tested + GENERALISE_TESTS
+    general = _greedy(
+        search, found, seen, GENERALISE_TESTS, False,
+        lambda c, th: itertools.chain(reductions(c, th), generalisations(search.bias, c, th)),
+    )  # fmt: skip
+    split = _greedy(search, general, seen, SPLIT_TESTS, True, splits) if search.s.split else general
+    return [m for n, m in zip(found, general, strict=True) if m is not n] + [
+        m for n, m in zip(general, split, strict=True) if m is not n
+    ]
+
+
+def _greedy(
+    search: Search,
+    found: list[Node],
+    seen: set,
+    tests: int,
+    strictly_more: bool,
+    steps: Callable[[Clause, tuple[str, ...]], Iterable[tuple[Clause, tuple[str, ...]]]],
+) -> list[Node]:
+    """What ``steps`` make of each clause of ``found`` (in its place; the node itself where
+    nothing was kept), one step at a time while the clause stays consistent on the sample and
+    covers no fewer (``strictly_more``: more) wanted positives, within ``tests`` tests."""
+    out: list[Node] = []
+    budget = search.tested + tests
     for node in found:
         current, changed = node, True
         while changed:
             changed = False
-            for clause, theta in itertools.chain(
-                reductions(current.clause, current.theta),
-                generalisations(search.bias, current.clause, current.theta),
-                splits(current.clause, current.theta) if search.s.split else (),
-            ):
+            for clause, theta in steps(current.clause, current.theta):
                 if search.tested >= budget or search.meter.expired():
                     break
                 key = _canonical(clause, theta)
@@ -389,11 +411,12 @@ def generalise(search: Search, found: list[Node]) -> list[Node]:
                     continue
                 seen.add(key)
                 child = _test_clause(search, clause, theta)
-                if child is not None and child.neg == 0 and child.pos >= current.pos:
+                if child is None or child.neg:
+                    continue
+                if child.pos > current.pos or (child.pos == current.pos and not strictly_more):
                     current, changed = child, True
                     break
-        if current is not node:
-            out.append(current)
+        out.append(current)
     return out
 
 
