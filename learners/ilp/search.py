@@ -366,21 +366,23 @@ def generalise(search: Search, found: list[Node]) -> list[Node]:
     """The clauses of ``found`` with literals left out (`refine.reductions`) and constants made
     variables (`refine.generalisations`), greedily, one step at a time while the clause stays
     consistent on the sample and covers no fewer wanted positives; then, in a pass of its own,
-    with variables split in two (`refine.splits`) while that covers strictly more. Each changed
+    with variables split in two (`refine.splits`) on the same terms. Each changed
     clause is returned beside its original (the solver's tie-break, `Clause.specificity`,
     prefers it where both cover the same).
 
     Bounded by ``GENERALISE_TESTS`` and ``SPLIT_TESTS`` tests, one unit of the meter each, in a
     fixed order: a work-bound run takes the same steps on any machine. The splits have their own
     allowance, after the first pass: sharing it, the splits of the first clauses took the tests
-    the later clauses' constants needed.
+    the later clauses' constants needed. (Kept only where a split covered strictly more wanted
+    positives, alquerque's jump rule was not reached: the hypothesis already covered most jumps,
+    so one split alone added none of the positives still wanted.)
     """
     seen = {_canonical(n.clause, n.theta) for n in found}
     general = _greedy(
-        search, found, seen, GENERALISE_TESTS, False,
+        search, found, seen, GENERALISE_TESTS,
         lambda c, th: itertools.chain(reductions(c, th), generalisations(search.bias, c, th)),
     )  # fmt: skip
-    split = _greedy(search, general, seen, SPLIT_TESTS, True, splits) if search.s.split else general
+    split = _greedy(search, general, seen, SPLIT_TESTS, splits) if search.s.split else general
     return [m for n, m in zip(found, general, strict=True) if m is not n] + [
         m for n, m in zip(general, split, strict=True) if m is not n
     ]
@@ -391,12 +393,11 @@ def _greedy(
     found: list[Node],
     seen: set,
     tests: int,
-    strictly_more: bool,
     steps: Callable[[Clause, tuple[str, ...]], Iterable[tuple[Clause, tuple[str, ...]]]],
 ) -> list[Node]:
     """What ``steps`` make of each clause of ``found`` (in its place; the node itself where
     nothing was kept), one step at a time while the clause stays consistent on the sample and
-    covers no fewer (``strictly_more``: more) wanted positives, within ``tests`` tests."""
+    covers no fewer wanted positives, within ``tests`` tests."""
     out: list[Node] = []
     budget = search.tested + tests
     for node in found:
@@ -411,9 +412,7 @@ def _greedy(
                     continue
                 seen.add(key)
                 child = _test_clause(search, clause, theta)
-                if child is None or child.neg:
-                    continue
-                if child.pos > current.pos or (child.pos == current.pos and not strictly_more):
+                if child is not None and child.neg == 0 and child.pos >= current.pos:
                     current, changed = child, True
                     break
         out.append(current)
