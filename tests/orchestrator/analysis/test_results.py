@@ -28,6 +28,7 @@ from orchestrator.analysis.results import (
     stale_rows,
     summarise,
     task_row,
+    write_rows,
 )
 from orchestrator.analysis.results_docs import DEFAULT_ANCHOR, DOC, current_section, render, section_for
 from orchestrator.storage.store import ResultStore
@@ -246,6 +247,11 @@ def test_stale_rows_fail_until_marked_and_the_docs_show_them(tmp_path):
     assert "STALE (unmarked)" in render(out)
     assert mark_stale(path) == 1 and not stale_rows(path)
     assert "**STALE**: sources now" in render(out)
+    assert mark_stale(path) == 0  # marked with the hash of now: nothing to do
+    rows = read_rows(path)
+    rows[0]["stale"] = "sources now fedcba9876543210"  # marked at an earlier change of the sources
+    write_rows(path, rows)
+    assert mark_stale(path) == 1 and read_rows(path)[0]["stale"] == f"sources now {source_hash('knn5')}"
 
 
 def test_source_files_cover_the_learner_family_and_the_scoring():
