@@ -402,14 +402,16 @@ def stale_rows(path: Path) -> list[tuple[int, str, str, str]]:
 def mark_stale(path: Path) -> int:
     """Mark the rows of ``path`` whose learner sources changed as stale (``stale`` = current hash);
     returns how many rows were marked. A row marked at an earlier change is marked again with the
-    hash of now, so that the docs never name sources that HEAD no longer has."""
+    hash of now, so that the file's own ``stale`` column never names sources HEAD no longer has
+    (the docs' note, `stale_note`, derives the hash of now itself)."""
     rows = read_rows(path)
     current: dict[str, str] = {}
     marked = 0
     for r in rows:
         now = _hash_now(current, r["learner"])
-        if r["source_hash"] != now and r["stale"] != f"sources now {now}":
-            r["stale"] = f"sources now {now}"
+        mark = f"sources now {now}"
+        if r["source_hash"] != now and r["stale"] != mark:
+            r["stale"] = mark
             marked += 1
     write_rows(path, rows)
     return marked
