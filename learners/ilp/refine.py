@@ -33,7 +33,7 @@ The language (see :mod:`learners.ilp.search` for how it is searched):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from learners.ilp.bias import MAX_OFFSET, NEQ, OFFSET, Bias, Clause, Literal, Term, is_integer, offset
@@ -420,22 +420,7 @@ def generalisations(
             if isinstance(a, str) and t != COUNT_TYPE:
                 slots.setdefault((a, bias.family.get(t, t)), []).append((i, j, t))
     for (const, _), where in slots.items():
-        v = len(c.types)
-        head = list(c.head_args)
-        body = [list(lit.args) for lit in c.body]
-        for i, j, _t in where:
-            if i < 0:
-                head[j] = v
-            else:
-                body[i][j] = v
-        made = Clause(
-            c.head_pred,
-            tuple(head),
-            tuple(
-                Literal(lit.pred, tuple(args), lit.negated) for lit, args in zip(c.body, body, strict=True)
-            ),
-            c.types + (where[0][2],),
-        )
+        made = _with_new_variable(c, [(i, j) for i, j, _t in where], where[0][2])
         bound = made.bound()
         if made.safe() and all(lit.variables() <= bound for lit in made.body if lit.negated or lit.builtin):
             yield made, theta + (const,)
@@ -474,27 +459,33 @@ def splits(c: Clause, theta: tuple[str, ...]) -> Iterator[tuple[Clause, tuple[st
     for v in sorted(places):
         first = places[v][0]
         rest = [p for p in movable.get(v, []) if p != first]
-        tried = 0
-        for size in range(1, len(rest) + 1):
-            for moved in itertools.combinations(rest, size):
-                if tried >= MAX_SPLITS:
-                    break
-                tried += 1
-                new = len(c.types)
-                body = [list(lit.args) for lit in c.body]
-                for i, j in moved:
-                    body[i][j] = new
-                made = Clause(
-                    c.head_pred,
-                    c.head_args,
-                    tuple(
-                        Literal(lit.pred, tuple(args), lit.negated)
-                        for lit, args in zip(c.body, body, strict=True)
-                    ),
-                    c.types + (c.types[v],),
-                )
-                if made.safe() and _bound_in_order(made.body):
-                    yield made, theta + (f"{theta[v]}#{new}",)
+        subsets = itertools.chain.from_iterable(
+            itertools.combinations(rest, size) for size in range(1, len(rest) + 1)
+        )
+        for moved in itertools.islice(subsets, MAX_SPLITS):
+            made = _with_new_variable(c, moved, c.types[v])
+            if made.safe() and _bound_in_order(made.body):
+                yield made, theta + (f"{theta[v]}#{len(c.types)}",)
+
+
+def _with_new_variable(c: Clause, places: Iterable[tuple[int, int]], type_: str) -> Clause:
+    """``c`` with a new variable of type ``type_`` at ``places`` (literal, argument; literal -1:
+    the head), every other argument as it was: what `generalisations` (a constant's places) and
+    `splits` (some of a variable's places) make."""
+    new = len(c.types)
+    head = list(c.head_args)
+    body = [list(lit.args) for lit in c.body]
+    for i, j in places:
+        if i < 0:
+            head[j] = new
+        else:
+            body[i][j] = new
+    return Clause(
+        c.head_pred,
+        tuple(head),
+        tuple(Literal(lit.pred, tuple(args), lit.negated) for lit, args in zip(c.body, body, strict=True)),
+        c.types + (type_,),
+    )
 
 
 def reductions(c: Clause, theta: tuple[str, ...]) -> Iterator[tuple[Clause, tuple[str, ...]]]:
