@@ -96,6 +96,10 @@ class Settings:
     lifted: bool = True
     """The beam keeps a place for its best lifted clauses (no constant in the body), which score
     nothing until the literal that joins them comes (:meth:`learners.ilp.search.Search._next_beam`)."""
+    precise: bool = True
+    """The beam keeps a place for its most precise clauses beside its best-scored ones
+    (:func:`learners.ilp.search._most_precise`): a rule of several precise clauses is not crowded
+    out by one overgeneral branch."""
     offsets: bool = True
     """``Y = X + K`` between variables of one integer type family, ``K`` the seed's difference
     (``next_score(Y) :- true_score(X), Y = X + 5``: a chain of five ``succ`` is past the body limit;

@@ -282,7 +282,10 @@ class Search:
         # with the next one (`true_cell(X, Y, knight)`, then `true_cell(X, Y, hole)`) scores nothing
         # alone and is crowded out by literals with constants that fit a part of the positives
         lifted = _distinct_lifted(safe[width:], max(width // 2, 2) if self.s.lifted else 0)
-        return safe[:width] + lifted + unsafe[: max(width // 2, 2)]
+        taken = {id(n) for n in lifted}
+        rest = [n for n in safe[width:] if id(n) not in taken]
+        precise = _most_precise(rest, max(width // 2, 2) if self.s.precise else 0)
+        return safe[:width] + lifted + precise + unsafe[: max(width // 2, 2)]
 
     def _bindings(self, node: Node) -> Table | None:
         """A beam node's bindings, to expand it: its table, or, if the memory bound dropped that,
@@ -477,6 +480,28 @@ def _distinct_lifted(nodes: list[Node], places: int) -> list[Node]:
             break
         if _lifted(n.clause):
             out.setdefault(n.clause.text(), n)
+    return list(out.values())
+
+
+def _most_precise(nodes: list[Node], places: int) -> list[Node]:
+    """The ``places`` most precise clauses of ``nodes`` (Laplace: ``(pos + 1) / (pos + neg + 2)``),
+    one per clause text, ties to the higher score (``nodes``' order).
+
+    Why: the beam's score is a balanced-accuracy gain, where a negative weighs ``1/N`` against a
+    positive's ``1/P`` and ``N`` is every false ground atom: a clause covering every positive and
+    thousands of negatives outranks one covering a quarter of them and few negatives. A target of
+    several rules, each precise on its share (tron's four moves, ``next_at(X, Y, O) :- true_at(Z, Y,
+    O), succ(X, Z), controls(R, O), does(R, left)``), then never keeps the precise branch past its
+    second literal; the overgeneral branch fills the beam to the budget.
+    """
+    if places <= 0:
+        return []
+    ranked = sorted(nodes, key=lambda n: -(n.pos + 1) / (n.pos + n.neg + 2))
+    out: dict[str, Node] = {}
+    for n in ranked:
+        if len(out) >= places:
+            break
+        out.setdefault(n.clause.text(), n)
     return list(out.values())
 
 
