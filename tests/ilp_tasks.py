@@ -57,3 +57,24 @@ def frame_texts(task: Task, settings=None, max_rows: int = 10**6) -> list[str]:
     targets = targets_for(task, train, facts.constants)
     bias = bias_for(task) if settings is None else bias_for(task, settings)
     return [c.text() for c in frame_clauses(bias, facts, targets, max_rows)]
+
+
+def typed_task(game: str, target: str, predicate: str, typ: str, dats: dict) -> Task:
+    """A Task from generated ``.dat`` contents per split (``tasks.iggp.DatFile``) and a ``.typ``
+    text, narrowed to one target predicate: the synthetic tasks the learner's switches are tested on."""
+    from tasks.iggp import task_from_dats
+    from tasks.signature import parse_typ
+
+    return task_from_dats(game, target, dats, signature=parse_typ(typ, f"{game}.typ")).for_predicate(
+        predicate
+    )
+
+
+def test_ba(model, task: Task) -> float:
+    """The model's balanced accuracy on the test split, sub-predicates pooled (strict scoring)."""
+    from learners.metrics import evaluate, pool
+
+    return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
+
+
+test_ba.__test__ = False  # a helper, not a test

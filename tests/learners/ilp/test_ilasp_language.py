@@ -40,7 +40,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ilp_tasks import frame_texts
+from ilp_tasks import frame_texts, test_ba
 
 from learners.base import Budget, make_learner
 from learners.ilp import frame
@@ -49,7 +49,6 @@ from learners.ilp.coverage import facts_for, targets_for
 from learners.ilp.default_rules import defaults_for
 from learners.ilp.frame import _distinct_product
 from learners.ilp.ilasp import IlaspLearner
-from learners.metrics import evaluate, pool
 from tasks.iggp import DatFile, task_from_dats
 from tasks.signature import parse_typ
 
@@ -411,10 +410,6 @@ def hop_task():
     return _task("hop", "legal", _hop).for_predicate("legal_move")
 
 
-def _test_ba(model, task) -> float:
-    return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
-
-
 @given(st.lists(st.lists(st.sampled_from([0, 1, 2, "a", "b", "c"]), unique=True, max_size=5), max_size=5))
 def test_frame_assignments_are_the_product_less_repeated_variables_and_second_constants(options):
     """The frame step's literal arguments: the product of the options in its order, pruned while it
@@ -449,7 +444,7 @@ def test_frame_clause_over_a_static_base_names_a_constant():
     plain = frame_texts(task, Settings(frame_constants=False))
     assert not any("true_cell(Pos2,e)" in text for text in plain)
     model = make_learner("ilasp").fit(task, Budget(20))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
 
 
 HOP_BODY = {
@@ -548,11 +543,11 @@ def test_sequential_cover_learns_a_two_clause_move_rule():
     jump clause is longer than the beam's body limit; the frame step's cover finds both."""
     task = _task("capture", "legal", _capture).for_predicate("legal_move")
     model = make_learner("ilasp").fit(task, Budget(20))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert len(model.rules().strip().splitlines()) == 2, model.rules()
     assert "not adj(Pos1,Pos2)" in model.rules(), model.rules()
     without = make_learner("ilasp_noframecover").fit(task, Budget(5))
-    assert _test_ba(without, task) < 1.0, without.rules()
+    assert test_ba(without, task) < 1.0, without.rules()
 
 
 def test_equality_literal_is_written_and_evaluated():
@@ -579,7 +574,7 @@ def test_equality_literal_is_written_and_evaluated():
 def test_frame_task_learned_exactly(name):
     task = slide_task()
     model = make_learner(name).fit(task, Budget(20))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert "not does_move(" in model.rules()
 
 
@@ -588,25 +583,25 @@ def test_a_fluent_with_one_argument_open_generalises_to_an_unseen_row():
     task = task_from_dats("race", "terminal", dats, signature=parse_typ(RACE_TYP, "race.typ"))
     model = make_learner("ilasp").fit(task.learning_view(), Budget(20))
     assert model.rules().strip() == "terminal :- true_at(red,6,Row1).", model.rules()
-    assert _test_ba(model, task) == 1.0
+    assert test_ba(model, task) == 1.0
 
 
 def test_absence_literal_learns_full_board():
     task = board_task("full")
     model = IlaspLearner(Settings(complement=False, concepts=False)).fit(task, Budget(20))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert "not true_cell(_,_,b)" in model.rules().replace(" ", "") or "not true_cell(_,b)" in model.rules()
     without = IlaspLearner(Settings(complement=False, absence=False, concepts=False)).fit(task, Budget(3))
-    assert _test_ba(without, task) < 1.0, without.rules()
+    assert test_ba(without, task) < 1.0, without.rules()
 
 
 def test_complement_learns_all_lights_on():
     task = board_task("allon")
     model = IlaspLearner(Settings(complement=True, concepts=False)).fit(task, Budget(8))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert "terminal :- not inv_terminal." in model.rules()
     without = IlaspLearner(Settings(complement=False, concepts=False)).fit(task, Budget(3))
-    assert _test_ba(without, task) < 1.0, without.rules()
+    assert test_ba(without, task) < 1.0, without.rules()
 
 
 @pytest.mark.parametrize(
@@ -643,9 +638,9 @@ def test_concept_library_learns_reachability_a_count_and_a_line(game, make, rule
         or "true_edge_plus(X,Z) :- true_edge(X,Y), true_edge_plus(Y,Z)." in model.rules()
         or "line_true_cell_1_2_run(A1+DX,A2+DY,A3,DX,DY,L)" in model.rules()
     )
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     without = make_learner(without_it).fit(task.learning_view(), Budget(5))
-    assert _test_ba(without, task) < 1.0, without.rules()
+    assert test_ba(without, task) < 1.0, without.rules()
 
 
 def test_a_widening_search_finds_the_rule_behind_one_state_coincidences():
@@ -657,9 +652,9 @@ def test_a_widening_search_finds_the_rule_behind_one_state_coincidences():
         "terminal :- true_light(2,on), true_light(1,on).",
         "terminal :- not true_light(2,off), not true_light(1,off).",
     ), model.rules()
-    assert _test_ba(model, task) == 1.0
+    assert test_ba(model, task) == 1.0
     without = make_learner("ilasp_nocomplement_nowiden").fit(task.learning_view(), Budget(10))
-    assert "true_step(" in without.rules() and _test_ba(without, task) < 1.0, without.rules()
+    assert "true_step(" in without.rules() and test_ba(without, task) < 1.0, without.rules()
 
 
 def test_head_variables_that_share_a_seed_value_stay_distinct():
@@ -672,7 +667,7 @@ def test_head_variables_that_share_a_seed_value_stay_distinct():
         "next_cell(Pos1,Pos2,Pos3,Mark1):-does_mark(a,Pos1,Pos2,Pos3,Mark1).",
         "next_cell(Pos1,Pos2,Pos3,Mark1):-does_mark(Agent1,Pos1,Pos2,Pos3,Mark1).",
     ), model.rules()
-    assert _test_ba(model, task) == 1.0
+    assert test_ba(model, task) == 1.0
 
 
 def test_concept_library_is_searched_only_when_the_plain_program_is_not_exact(monkeypatch):
@@ -687,7 +682,7 @@ def test_concept_library_is_searched_only_when_the_plain_program_is_not_exact(mo
     assert concepts.has_library(task)
     learner = IlaspLearner(Settings(complement=False))
     model = learner.fit(task, Budget(20))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert "count_" not in model.rules() and "concepts" not in learner.profile.status, learner.profile.status
     assert extended == []
 
@@ -702,12 +697,12 @@ def test_a_functional_target_is_learned_as_its_rare_values_and_a_default():
     ]
     learner = make_learner("ilasp")
     model = learner.fit(task.learning_view(), Budget(10))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert "goal(x,0) :- not goal(x,100)." in model.rules() and "(defaults)" in learner.profile.status
     # the head's role named together with the literal that binds it (`Refiner._named_head`)
     assert "goal(x,100) :- true_cell(Col1,3,x)." in model.rules()
     without = make_learner("ilasp_nodefaults").fit(task.learning_view(), Budget(5))
-    assert _test_ba(without, task) < 1.0, without.rules()
+    assert test_ba(without, task) < 1.0, without.rules()
 
 
 def test_a_head_constant_is_named_with_the_literal_that_binds_it():
@@ -717,7 +712,7 @@ def test_a_head_constant_is_named_with_the_literal_that_binds_it():
     task = _task("goals_home", "goal", _goals_home).for_predicate("goal")
     model = make_learner("ilasp").fit(task.learning_view(), Budget(10))
     assert "goal(o,100) :- true_cell(Col1,1,o)." in model.rules(), model.rules()
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
 
 
 def test_defaults_need_one_value_per_key_in_every_example():
@@ -738,7 +733,7 @@ def test_default_rules_spell_constants_as_the_evaluator_reads_them():
     assert defaults is not None
     assert defaults.rules == 'goal("White",0) :- not goal("White",100).'
     model = make_learner("ilasp").fit(task.learning_view(), Budget(5))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
 
 
 def test_feature_switches_in_the_name():

@@ -9,11 +9,10 @@ part of the positives and fill the beam; only the lifted literal joined with
 from __future__ import annotations
 
 import numpy as np
+from ilp_tasks import test_ba, typed_task
 
 from learners.base import Budget, make_learner
-from learners.metrics import evaluate, pool
-from tasks.iggp import DatFile, task_from_dats
-from tasks.signature import parse_typ
+from tasks.iggp import DatFile
 
 KNIGHT_TYP = """
 true :: prop -> bool.
@@ -40,13 +39,7 @@ def _knight(seed: int, n: int) -> DatFile:
 
 def _task():
     dats = {"train": _knight(1, 300), "validate": _knight(2, 100), "test": _knight(3, 200)}
-    return task_from_dats(
-        "knight", "terminal", dats, signature=parse_typ(KNIGHT_TYP, "knight.typ")
-    ).for_predicate("terminal")
-
-
-def _test_ba(model, task) -> float:
-    return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
+    return typed_task("knight", "terminal", "terminal", KNIGHT_TYP, dats)
 
 
 def test_a_lifted_literal_that_pays_off_with_the_next_keeps_its_place_in_the_beam():
@@ -55,7 +48,7 @@ def test_a_lifted_literal_that_pays_off_with_the_next_keeps_its_place_in_the_bea
     # small" after about 8,000 units, 4 s on an idle core; 20 s was cut short under load)
     name = "ilasp_w100000_nocomplement_noconcepts"
     model = make_learner(name).fit(task.learning_view(), Budget(300))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert len(model.rules().splitlines()) == 1, model.rules()  # the one lifted rule
     # without the lifted places, the beam finds a rule per row or column (since its ties go to the
     # shorter clause, the five column rules are all found, exact on test too); generalisation then

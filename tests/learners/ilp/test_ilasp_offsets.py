@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ilp_tasks import coverage_and_clingo
+from ilp_tasks import coverage_and_clingo, test_ba
 
 from learners.base import Budget, make_learner
 from learners.ilp.bias import NEQ, Clause, Literal, Settings, bias_for, offset
 from learners.ilp.coverage import evaluate_clause, facts_for, targets_for
 from learners.ilp.refine import Bottom, Refiner
-from learners.metrics import evaluate, pool
 from tasks.iggp import DatFile, task_from_dats
 from tasks.signature import parse_typ
 
@@ -56,10 +55,6 @@ def counter_task():
     dats = {"train": _counter(1, 300), "validate": _counter(2, 100), "test": _counter(3, 200)}
     task = task_from_dats("counter", "next", dats, signature=parse_typ(COUNTER_TYP, "counter.typ"))
     return task.for_predicate("next_count")
-
-
-def _test_ba(model, task) -> float:
-    return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
 
 
 INT2 = ("int", "int")
@@ -155,7 +150,7 @@ def _counter_rules() -> list[Clause]:
 def test_ilasp_learns_the_counter_with_an_offset():
     task = counter_task()
     model = make_learner("ilasp").fit(task, Budget(20))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     assert "Int1 = Int2 + 6, does(Agent1,jump)" in model.rules(), model.rules()
     rules = _counter_rules()
     assert sorted(model.rules().strip().splitlines()) == sorted(c.text() for c in rules)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ilp_tasks import test_ba, typed_task
 
 from learners.base import Budget, make_learner
-from learners.metrics import evaluate, pool
-from tasks.iggp import DatFile, task_from_dats
-from tasks.signature import parse_typ
+from tasks.iggp import DatFile
 
 RUNNERS_TYP = """
 true, next :: prop -> bool.
@@ -62,13 +61,7 @@ def _runners(seed: int, n: int) -> DatFile:
 
 def _task():
     dats = {"train": _runners(1, 200), "validate": _runners(2, 50), "test": _runners(3, 200)}
-    return task_from_dats(
-        "runners", "next", dats, signature=parse_typ(RUNNERS_TYP, "runners.typ")
-    ).for_predicate("next_at")
-
-
-def _test_ba(model, task) -> float:
-    return pool(evaluate(model, task, ["test"])["test"].values()).balanced_accuracy
+    return typed_task("runners", "next", "next_at", RUNNERS_TYP, dats)
 
 
 @pytest.mark.slow  # about 80 s: two fits of 50,000 units
@@ -79,6 +72,6 @@ def test_a_rule_of_four_precise_clauses_is_not_crowded_out_by_an_overgeneral_bra
     # the bound on the overgeneral branch and ends with clauses that ignore the move)
     name = "ilasp_w50000_noframe"
     model = make_learner(name).fit(task.learning_view(), Budget(300))
-    assert _test_ba(model, task) == 1.0, model.rules()
+    assert test_ba(model, task) == 1.0, model.rules()
     without = make_learner(name + "_noprecise").fit(task.learning_view(), Budget(300))
-    assert _test_ba(without, task) < 1.0, without.rules()
+    assert test_ba(without, task) < 1.0, without.rules()
