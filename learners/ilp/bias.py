@@ -123,6 +123,10 @@ class Settings:
     consistent and covers no fewer positives (:func:`learners.ilp.refine.splits`): a seed's
     coincidences of values (a jump whose landing row equals its column) are joined into the
     clause by the refinement operator, and only a split asks whether the rule needs them."""
+    related: bool = True
+    """With ``generalise``, two constants of a consistent clause are also made variables joined by
+    a binary static that holds of them in the seed (:func:`learners.ilp.refine.related`): a rule
+    that compares two values (``greater(X, Y)`` between two scores) is out of the beam's reach."""
     max_work: int | None = None
     """A deterministic work bound (``ilasp_w<N>``): the fit's shares are counted in units of work
     instead of seconds, so a rerun on a loaded machine takes the same steps

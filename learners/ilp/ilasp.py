@@ -301,13 +301,13 @@ class IlaspLearner:
 
 
 @register(
-    r"ilasp(?:_b(?P<max_body>\d+))?(?:_d(?P<data_atoms>\d+))?(?:_w(?P<max_work>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|lines|seen|widen|lifted|precise|generalise|split|offsets|combine|absence|complement|defaults|refit))*)",
+    r"ilasp(?:_b(?P<max_body>\d+))?(?:_d(?P<data_atoms>\d+))?(?:_w(?P<max_work>\d+))?(?P<switches>(?:_(?:no)?(?:frameconst|framecover|frameequal|frame|concepts|lines|seen|widen|lifted|precise|generalise|related|split|offsets|combine|absence|complement|defaults|refit))*)",
     description="ILASP*-style ILP on clingo: relevant examples + a relevant hypothesis space from typed bottom "
     "clauses, candidates tested by vectorised joins, frame clauses chosen as a set, one clingo optimisation "
     "combines every rule found (falls back to the best partial cover).",
     params="max_body: most body literals per rule (default 5; e.g. ilasp_b3); data_atoms: the data bound, atoms of a split learned from (default 2000000; e.g. ilasp_d300000); max_work: a deterministic work "
     "bound, units of work instead of seconds (e.g. ilasp_w100000; the budget still holds); _noframe, _nocombine, "
-    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _noseen, _nolines, _nowiden, _nolifted, _noprecise, _nogeneralise, _nosplit, _nooffsets, _nocomplement, _nodefaults switch a default feature off "
+    "_noabsence, _norefit, _noframeconst, _noframecover, _noframeequal, _noconcepts, _noseen, _nolines, _nowiden, _nolifted, _noprecise, _nogeneralise, _norelated, _nosplit, _nooffsets, _nocomplement, _nodefaults switch a default feature off "
     "(e.g. ilasp_noframe_nocombine, ilasp_nocomplement)",
     example="ilasp",
     symbolic=True,

@@ -407,9 +407,57 @@ def generalisations(
     """
     if len(c.types) >= len(c.head_args) + bias.settings.max_vars:
         return  # no variable left to make
-    slots: dict[
-        tuple[str, str], list[tuple[int, int, str]]
-    ] = {}  # (constant, family) -> (literal, arg, type)
+    for (const, _), where in _constant_slots(bias, c).items():
+        made = _with_new_variable(c, [(i, j) for i, j, _t in where], where[0][2])
+        if _safe_in_any_order(made):
+            yield made, theta + (const,)
+
+
+def related(
+    bias: Bias, bottom: Bottom, c: Clause, theta: tuple[str, ...]
+) -> Iterator[tuple[Clause, tuple[str, ...]]]:
+    """``c`` with two of its constants ``a``, ``b`` made new variables ``X``, ``Y`` (wherever each
+    stands in its type family, as in `generalisations`) and a binary static ``s(X, Y)`` added that
+    holds of ``s(a, b)`` in the seed's bottom clause; only the safe results.
+
+    Why: a seed's clause names the values of its one example, and where the rule is a relation
+    between two values, neither constant alone can be made a variable: battle_of_numbers'
+    ``goal(Agent1,100) :- true_capture(Agent1,2), true_capture(Agent2,1)`` is consistent on the
+    sample, either constant made a variable is not, and the rule is ``greater(X, Y)`` between
+    them. The beam reaches the three-literal rule only through a two-literal body that covers
+    every example, which no beam keeps; this step asks the question directly.
+
+    The two constants stand in different atoms (or one in the head): two arguments of one atom are
+    related by chance more often than not (``true_target(2, 3)`` made ``true_target(X, Y),
+    succ(X, Y)``, a coincidence of sokoban's few targets, and cost its ``terminal``).
+    """
+    if len(c.types) + 2 > len(c.head_args) + bias.settings.max_vars or len(c.body) >= bias.settings.max_body:
+        return
+    slots = _constant_slots(bias, c)
+    binary = sorted(p for p in bias.static_preds if len(bias.body_types.get(p, ())) == 2)
+    for ((a, fa), wa), ((b, fb), wb) in itertools.permutations(slots.items(), 2):
+        if {i for i, _j, _t in wa} & {i for i, _j, _t in wb}:
+            continue  # two arguments of one atom: a cell's coordinates are related by chance
+        for pred in binary:
+            ta, tb = bias.body_types[pred]
+            if (
+                bias.family.get(ta, ta) != fa
+                or bias.family.get(tb, tb) != fb
+                or not bottom.holds(pred, (a, b))
+            ):
+                continue
+            made = _with_new_variable(c, [(i, j) for i, j, _t in wa], wa[0][2])
+            made = _with_new_variable(made, [(i, j) for i, j, _t in wb], wb[0][2])
+            x, y = len(made.types) - 2, len(made.types) - 1
+            made = Clause(made.head_pred, made.head_args, made.body + (Literal(pred, (x, y)),), made.types)
+            if _safe_in_any_order(made):
+                yield made, theta + (a, b)
+
+
+def _constant_slots(bias: Bias, c: Clause) -> dict[tuple[str, str], list[tuple[int, int, str]]]:
+    """Where each constant of ``c`` stands, by (constant, type family): (literal or -1 for the
+    head, argument, type); offsets' ``K`` and count thresholds are no such places."""
+    slots: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
     for j, a in enumerate(c.head_args):
         if isinstance(a, str):
             t = bias.head_types[j]
@@ -419,11 +467,13 @@ def generalisations(
         for j, (a, t) in enumerate(zip(lit.args, types, strict=False)):
             if isinstance(a, str) and t != COUNT_TYPE:
                 slots.setdefault((a, bias.family.get(t, t)), []).append((i, j, t))
-    for (const, _), where in slots.items():
-        made = _with_new_variable(c, [(i, j) for i, j, _t in where], where[0][2])
-        bound = made.bound()
-        if made.safe() and all(lit.variables() <= bound for lit in made.body if lit.negated or lit.builtin):
-            yield made, theta + (const,)
+    return slots
+
+
+def _safe_in_any_order(c: Clause) -> bool:
+    """Every variable of the head, of a negated literal and of a builtin bound by a positive literal."""
+    bound = c.bound()
+    return c.safe() and all(lit.variables() <= bound for lit in c.body if lit.negated or lit.builtin)
 
 
 MAX_SPLITS = 15

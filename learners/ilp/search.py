@@ -53,7 +53,7 @@ from learners.ilp.coverage import (
     group_counts,
 )
 from learners.ilp.meter import Meter
-from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations, reductions, splits
+from learners.ilp.refine import Bottom, Refinement, Refiner, generalisations, reductions, related, splits
 from learners.ilp.relations import Table
 from tasks import arrays
 
@@ -67,8 +67,13 @@ MAX_CHILDREN = 400
 """Candidates tested per beam node and level (bottoms with hundreds of statics)."""
 GENERALISE_TESTS = 200
 """Candidates tested per search when its consistent clauses' constants are made variables."""
+RELATED_TESTS = 100
+"""Candidates tested per search when two constants of its consistent clauses are made variables
+joined by a static (`refine.related`; after the above)."""
 SPLIT_TESTS = 100
 """Candidates tested per search when its consistent clauses' variables are split (after the above)."""
+Steps = Callable[[Clause, tuple[str, ...]], Iterable[tuple[Clause, tuple[str, ...]]]]
+"""What a generalisation pass makes of a clause (with its theta)."""
 
 
 @dataclass
@@ -368,14 +373,15 @@ class Search:
 def generalise(search: Search, found: list[Node]) -> list[Node]:
     """The clauses of ``found`` with literals left out (`refine.reductions`) and constants made
     variables (`refine.generalisations`), greedily, one step at a time while the clause stays
-    consistent on the sample and covers no fewer wanted positives; then, in a pass of its own,
-    with variables split in two (`refine.splits`) on the same terms. Each changed
-    clause is returned beside its original (the solver's tie-break, `Clause.specificity`,
-    prefers it where both cover the same).
+    consistent on the sample and covers no fewer wanted positives; then, in passes of their own
+    and on the same terms, with two constants made variables joined by a static (`refine.related`;
+    kept only where it covers strictly more: a longer clause that covers no more is a guess) and
+    with variables split in two (`refine.splits`). Each changed clause is returned beside its
+    original (the solver's tie-break, `Clause.specificity`, prefers it where both cover the same).
 
-    Bounded by ``GENERALISE_TESTS`` and ``SPLIT_TESTS`` tests, one unit of the meter each, in a
-    fixed order: a work-bound run takes the same steps on any machine. The splits have their own
-    allowance, after the first pass: sharing it, the splits of the first clauses took the tests
+    Bounded by ``GENERALISE_TESTS``, ``RELATED_TESTS`` and ``SPLIT_TESTS`` tests, one unit of the
+    meter each, in a fixed order: a work-bound run takes the same steps on any machine. The later
+    passes have their own allowances: sharing one, the splits of the first clauses took the tests
     the later clauses' constants needed. (Kept only where a split covered strictly more wanted
     positives, alquerque's jump rule was not reached: the hypothesis already covered most jumps,
     so one split alone added none of the positives still wanted.)
@@ -385,10 +391,17 @@ def generalise(search: Search, found: list[Node]) -> list[Node]:
         search, found, seen, GENERALISE_TESTS,
         lambda c, th: itertools.chain(reductions(c, th), generalisations(search.bias, c, th)),
     )  # fmt: skip
-    split = _greedy(search, general, seen, SPLIT_TESTS, splits) if search.s.split else general
-    return [m for n, m in zip(found, general, strict=True) if m is not n] + [
-        m for n, m in zip(general, split, strict=True) if m is not n
-    ]
+    passes: list[tuple[int, Steps, bool]] = []
+    if search.s.related:
+        passes.append((RELATED_TESTS, lambda c, th: related(search.bias, search.bottom, c, th), True))
+    if search.s.split:
+        passes.append((SPLIT_TESTS, splits, False))
+    out = [m for n, m in zip(found, general, strict=True) if m is not n]
+    for tests, steps, wider in passes:
+        made = _greedy(search, general, seen, tests, steps, wider)
+        out += [m for n, m in zip(general, made, strict=True) if m is not n]
+        general = made
+    return out
 
 
 def _greedy(
@@ -396,11 +409,12 @@ def _greedy(
     found: list[Node],
     seen: set,
     tests: int,
-    steps: Callable[[Clause, tuple[str, ...]], Iterable[tuple[Clause, tuple[str, ...]]]],
+    steps: Steps,
+    wider: bool = False,
 ) -> list[Node]:
     """What ``steps`` make of each clause of ``found`` (in its place; the node itself where
     nothing was kept), one step at a time while the clause stays consistent on the sample and
-    covers no fewer wanted positives, within ``tests`` tests."""
+    covers no fewer wanted positives (``wider``: strictly more), within ``tests`` tests."""
     out: list[Node] = []
     budget = search.tested + tests
     for node in found:
@@ -415,7 +429,7 @@ def _greedy(
                     continue
                 seen.add(key)
                 child = _test_clause(search, clause, theta)
-                if child is not None and child.neg == 0 and child.pos >= current.pos:
+                if child is not None and child.neg == 0 and child.pos >= current.pos + wider:
                     current, changed = child, True
                     break
         out.append(current)
@@ -474,13 +488,7 @@ def _distinct_lifted(nodes: list[Node], places: int) -> list[Node]:
     (sokoban ``terminal``, "some target holds no box": ``true_target(X, Y), not true_at(X, Y, _)``
     was not found at 60 s in three runs; with one place per clause it is found in 1 s).
     """
-    out: dict[str, Node] = {}
-    for n in nodes:
-        if len(out) >= places:
-            break
-        if _lifted(n.clause):
-            out.setdefault(n.clause.text(), n)
-    return list(out.values())
+    return _first_by_text((n for n in nodes if _lifted(n.clause)), places)
 
 
 def _most_precise(nodes: list[Node], places: int) -> list[Node]:
@@ -496,9 +504,14 @@ def _most_precise(nodes: list[Node], places: int) -> list[Node]:
     """
     if places <= 0:
         return []
-    ranked = sorted(nodes, key=lambda n: -(n.pos + 1) / (n.pos + n.neg + 2))
+    return _first_by_text(sorted(nodes, key=lambda n: -(n.pos + 1) / (n.pos + n.neg + 2)), places)
+
+
+def _first_by_text(nodes: Iterable[Node], places: int) -> list[Node]:
+    """The first ``places`` nodes, in their order, one per clause text (read only until the
+    places are filled)."""
     out: dict[str, Node] = {}
-    for n in ranked:
+    for n in nodes:
         if len(out) >= places:
             break
         out.setdefault(n.clause.text(), n)
